@@ -1,0 +1,1 @@
+"""fxoracle checker: proofs, reports and the CLI (see specs/)."""

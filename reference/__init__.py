@@ -1,0 +1,1 @@
+"""fxoracle reference pipeline: key, expand, outline, order, split (see specs/)."""
