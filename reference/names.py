@@ -21,7 +21,7 @@ def qualified_name(target: str | Callable[..., object]) -> str:
     if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return str(target)
     if isinstance(target, torch._ops.HigherOrderOperator):
-        return f"torch.ops.higher_order.{target.name()}"
+        return f"torch.ops.higher_order.{target._name}"
     qualname = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
     if not isinstance(qualname, str):
         return f"<{type(target).__qualname__}>"

@@ -1,0 +1,103 @@
+"""The `fxoracle` command line: verify, diff, explain (README "Usage").
+
+Bad input prints one line on stderr and exits 2 (a traceback only with `--debug`); a failed check
+exits 1; success exits 0. Reports are written atomically: a temporary file renamed into place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from reference.errors import FxOracleError
+
+BUNDLED_EXAMPLE = Path(__file__).parent / "examples" / "transformer.py"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as FxOracleError (one line, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise FxOracleError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="fxoracle", description="Reference dedup pipeline and checker.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    verify = sub.add_parser("verify", help="capture, key, expand and report a model's regions")
+    verify.add_argument("path", nargs="?", help="model file (default: the bundled example)")
+    verify.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
+    verify.add_argument("--dynamic", action="store_true", help="capture with dynamic shapes")
+    verify.add_argument("--debug", action="store_true", help="show tracebacks")
+    explain = sub.add_parser("explain", help="narrate the expansion step by step")
+    explain.add_argument("path", nargs="?", help="model file (default: the bundled example)")
+    explain.add_argument("--group", type=int, help="only this group (index in the report)")
+    explain.add_argument("--json", metavar="PATH", help="write the steps as JSON ('-': stdout)")
+    explain.add_argument("--debug", action="store_true", help="show tracebacks")
+    return parser
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` ('-' is stdout) so that no half-written file is ever left."""
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def to_json(data: object) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _run(args: argparse.Namespace) -> int:
+    from checker import explain as explain_mod
+    from checker import verify as verify_mod
+
+    path = Path(args.path) if args.path else BUNDLED_EXAMPLE
+    if args.command == "verify":
+        report = verify_mod.run_verify(path, dynamic=args.dynamic)
+        print(verify_mod.render_text(report), end="")
+        if args.json:
+            write_atomically(args.json, to_json(report.to_json()))
+        return 0 if report.ok else 1
+    lesson = explain_mod.run_explain(path, group=args.group)
+    print(explain_mod.render_text(lesson), end="")
+    if args.json:
+        write_atomically(args.json, to_json(lesson.to_json()))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `fxoracle` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args)
+    except FxOracleError as e:
+        if debug:
+            raise
+        print(f"fxoracle: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fxoracle: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

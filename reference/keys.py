@@ -1,0 +1,246 @@
+"""Node identity: the key that decides which nodes are interchangeable (spec chapter 01, TRK).
+
+A key is a readable frozen value, never a hash of a pickle: two nodes are identical exactly when
+their keys are equal. It holds the global state at tracking time, the call site, the op and the
+target (by qualified name), the sorted kwarg names and every argument: a node argument by the
+metadata of its example value, a constant by its type and value, containers with their structure.
+
+This is the only module that turns torch values into key values; it is a torch adapter, so `Any`
+appears here and nowhere in the pure core.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import extract_tensor_metadata
+
+from reference.names import qualified_name
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalState:
+    """The global state torch 2.13 records per node (TRK-2)."""
+
+    grad_enabled: bool
+    inference_mode: bool
+    num_threads: int
+    cublas_fp16_reduced_precision: tuple[bool, ...]
+    cublas_bf16_reduced_precision: tuple[bool, ...]
+    default_dtype: str
+    deterministic: bool
+    tf32: bool
+    deterministic_warn_only: bool
+    saved_tensor_hooks_enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """Where the user's code created the node; `offset` is the bytecode offset when known."""
+
+    filename: str
+    line: int
+    offset: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TensorMeta:
+    """A tensor argument's metadata (TRK-4): what an op's result can depend on besides values."""
+
+    dtype: str
+    shape: tuple[str, ...]
+    stride: tuple[str, ...]
+    device: str
+    layout: str
+    memory_format: str
+    requires_grad: bool
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SymValue:
+    """A symbolic scalar (SymInt, SymFloat, SymBool) by its canonical expression."""
+
+    kind: str
+    expr: str
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A constant by type and canonical value (TRK-5): `Const("float", "0.5")`."""
+
+    type: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    """A tuple, list or torch.Size, structure kept."""
+
+    kind: str
+    items: tuple[ArgKey, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dict:
+    """A dict argument, items in sorted key order."""
+
+    items: tuple[tuple[str, ArgKey], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A node argument without example value metadata."""
+
+
+ArgKey = TensorMeta | SymValue | Const | Seq | Dict | Missing
+
+
+@dataclass(frozen=True, slots=True)
+class NodeKey:
+    """The identity of a node (TRK-1): equal keys mean interchangeable nodes."""
+
+    global_state: GlobalState
+    call_site: CallSite | None
+    op: str
+    target: str
+    kwarg_names: tuple[str, ...]
+    args: tuple[ArgKey, ...]
+    kwargs: tuple[ArgKey, ...]
+
+
+class Unkeyable(Exception):
+    """An argument no key can describe deterministically: the node stays untracked (TRK-7)."""
+
+
+def current_global_state() -> GlobalState:
+    """Read the process's global state, the fields torch 2.13's tracker reads (TRK-2)."""
+    return GlobalState(
+        grad_enabled=torch.is_grad_enabled(),
+        inference_mode=torch.is_inference_mode_enabled(),
+        num_threads=torch.get_num_threads(),
+        cublas_fp16_reduced_precision=tuple(
+            torch._C._get_cublas_allow_fp16_reduced_precision_reduction()
+        ),
+        cublas_bf16_reduced_precision=tuple(
+            torch._C._get_cublas_allow_bf16_reduced_precision_reduction()
+        ),
+        default_dtype=str(torch.get_default_dtype()),
+        deterministic=torch.are_deterministic_algorithms_enabled(),
+        tf32=torch._C._get_cublas_allow_tf32(),
+        deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
+        saved_tensor_hooks_enabled=bool(
+            getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled")()  # noqa: B009
+        ),
+    )
+
+
+def node_key(node: torch.fx.Node, state: GlobalState, site: CallSite | None) -> NodeKey:
+    """The key of `node`; raises `Unkeyable` when an argument has no deterministic description."""
+    names = tuple(sorted(node.kwargs))
+    return NodeKey(
+        global_state=state,
+        call_site=site,
+        op=node.op,
+        target=qualified_name(node.target),
+        kwarg_names=names,
+        args=tuple(arg_key(a) for a in node.args),
+        kwargs=tuple(arg_key(node.kwargs[n]) for n in names),
+    )
+
+
+def arg_key(arg: Any) -> ArgKey:
+    """Describe one argument: a node by its example value, anything else as a constant."""
+    if isinstance(arg, torch.fx.Node):
+        value = arg.meta.get("example_value", arg.meta.get("val"))
+        return Missing() if value is None else value_key(value)
+    return value_key(arg)
+
+
+def value_key(value: Any) -> ArgKey:
+    """Describe a value by type and content (TRK-4, TRK-5)."""
+    if isinstance(value, torch.Tensor):
+        return tensor_meta(value)
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return SymValue(type(value).__name__, str(value.node.expr))
+    if isinstance(value, (tuple, list)):
+        kind = "size" if isinstance(value, torch.Size) else type(value).__name__
+        return Seq(kind, tuple(value_key(v) for v in value))
+    if isinstance(value, dict):
+        return Dict(tuple((str(k), value_key(value[k])) for k in sorted(value, key=str)))
+    return constant_key(value)
+
+
+_SCALAR_TYPES: tuple[type, ...] = (bool, int, float, complex, str, type(None), type(Ellipsis))
+_TORCH_ENUMS: tuple[type, ...] = (torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+def constant_key(value: Any) -> Const:
+    """A constant's type and canonical value; `Unkeyable` for objects without one (TRK-7)."""
+    if isinstance(value, _SCALAR_TYPES):
+        return Const(type(value).__name__, repr(value))
+    if isinstance(value, _TORCH_ENUMS):
+        return Const(type(value).__name__, str(value))
+    if isinstance(value, slice):
+        parts = (value_key(value.start), value_key(value.stop), value_key(value.step))
+        return Const("slice", repr(parts))
+    if callable(value) and not isinstance(value, torch.nn.Module):
+        name = qualified_name(value)
+        if "." in name:
+            return Const("callable", name)
+    raise Unkeyable(f"no deterministic description for a {type(value).__qualname__} constant")
+
+
+def tensor_meta(t: torch.Tensor) -> TensorMeta:
+    """Metadata as torch's cache key has it: storage offset and storage size are not part of it."""
+    meta = extract_tensor_metadata(t)
+    flag_names = ("is_quantized", "is_conj", "is_neg", "is_inference", "is_sparse")
+    return TensorMeta(
+        dtype=str(meta.dtype),
+        shape=tuple(str(s) for s in meta.shape),
+        stride=tuple(str(s) for s in meta.stride),
+        device=str(meta.device),
+        layout=str(meta.layout),
+        memory_format=str(meta.memory_format),
+        requires_grad=bool(meta.requires_grad),
+        flags=tuple(f for f in flag_names if getattr(meta, f)),
+    )
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
+    """The innermost frame of a node's `stack_trace` (offline mode, TRK-6); no bytecode offset."""
+    if not stack_trace:
+        return None
+    frames = list(_FRAME.finditer(stack_trace))
+    if not frames:
+        return None
+    last = frames[-1]
+    return CallSite(last["file"], int(last["line"]), None)
+
+
+def flat_node_args(node: torch.fx.Node) -> list[torch.fx.Node]:
+    """Node arguments in `map_arg` order (args, then kwargs in insertion order), repeats kept.
+
+    Mutated-argument positions index this list, as torch's tracker does.
+    """
+    found: list[torch.fx.Node] = []
+    torch.fx.map_arg((node.args, node.kwargs), found.append)
+    return found
+
+
+def unique_node_args(node: torch.fx.Node) -> list[torch.fx.Node]:
+    """`flat_node_args` without repeats, first occurrence kept (the expansion's BFS order)."""
+    return list(dict.fromkeys(flat_node_args(node)))
+
+
+def describe(key: NodeKey) -> str:
+    """A one-line human summary of a key, for reports."""
+    site = "?" if key.call_site is None else f"{key.call_site.filename}:{key.call_site.line}"
+    return f"{key.op} {key.target} at {site}"

@@ -1,0 +1,125 @@
+"""The tracker: keys nodes into buckets of identical nodes (spec chapter 01, TRK).
+
+`GraphRegionTracker` is a drop-in for torch 2.13's class of the same name: Dynamo calls
+`track_node(tx, node)` as it creates nodes (live mode, see `reference.capture`), and
+`track_node_mutations` / `add_node_mutation` when it sees a value change. `track_graph(graph)`
+keys an already captured graph from node metadata instead (offline mode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+import torch.fx
+from torch.utils._ordered_set import OrderedSet
+
+from reference.keys import (
+    CallSite,
+    GlobalState,
+    NodeKey,
+    Unkeyable,
+    call_site_from_stack_trace,
+    current_global_state,
+    node_key,
+)
+from reference.mutation import mutated_positions
+
+Node = torch.fx.Node
+
+
+class GraphRegionTracker:
+    """Buckets of key-equal nodes in tracking order, plus mutated argument positions (TRK-1).
+
+    The public attributes mirror torch 2.13's: `node_to_duplicates` maps a tracked node to its
+    bucket (a list shared by all members), `node_to_mutated_arg_positions` maps a node to the
+    flat node-argument positions it mutates. `untracked` records nodes whose key could not be
+    built, with the reason (TRK-7).
+    """
+
+    def __init__(self, read_state: Callable[[], GlobalState] = current_global_state) -> None:
+        self._read_state = read_state
+        self.key_to_duplicates: dict[NodeKey, list[Node]] = {}
+        self.node_to_key: dict[Node, NodeKey] = {}
+        self.node_to_duplicates: dict[Node, list[Node]] = {}
+        self.node_to_mutated_arg_positions: dict[Node, OrderedSet[int]] = {}
+        self.untracked: dict[Node, str] = {}
+
+    # -- live mode: the calls Dynamo makes ----------------------------------------------------
+    def track_node(self, tx: Any, node: Node) -> None:
+        """Key `node` at its call site in `tx` (Dynamo's translator); re-tracking is a no-op."""
+        if node in self.node_to_key or node in self.untracked:
+            return
+        site = None
+        if tx is not None:
+            site = CallSite(str(tx.f_code.co_filename), int(tx.lineno), tx.instruction_pointer)
+        self.track_with(node, self._read_state(), site)
+
+    def track_node_mutations(
+        self, node: Node, flat_args_kwargs: list[Any], id_to_initial_version: Mapping[int, int]
+    ) -> None:
+        """Record the positions whose version counter moved while `node` ran (TRK-8).
+
+        `id_to_initial_version` is keyed by `id()` of the fake values, as Dynamo builds it; the
+        ids are only looked up here, never stored or printed.
+        """
+        for i, arg in enumerate(flat_args_kwargs):
+            before = id_to_initial_version.get(id(arg))
+            if before is not None and before != arg._version:
+                self.add_node_mutation(node, i)
+
+    def add_node_mutation(self, node: Node, arg_pos: int) -> None:
+        """Record that `node` mutates its flat node argument at `arg_pos` (e.g. setitem: 0)."""
+        self.node_to_mutated_arg_positions.setdefault(node, OrderedSet()).add(arg_pos)
+
+    def get_identical_regions(self, graph: torch.fx.Graph) -> list[list[list[Node]]]:
+        """Region groups of `graph` in torch's shape and order (chapter 02)."""
+        from reference.regions import find_identical_regions
+
+        return find_identical_regions(graph, self)
+
+    # -- shared --------------------------------------------------------------------------------
+    def track_with(self, node: Node, state: GlobalState, site: CallSite | None) -> None:
+        """Key `node` with the given state and call site and add it to its bucket."""
+        try:
+            key = node_key(node, state, site)
+        except Unkeyable as e:
+            self.untracked[node] = str(e)
+            return
+        bucket = self.key_to_duplicates.setdefault(key, [])
+        bucket.append(node)
+        self.node_to_key[node] = key
+        self.node_to_duplicates[node] = bucket
+
+    @property
+    def hash_to_duplicates(self) -> dict[NodeKey, list[Node]]:
+        """torch's name for the buckets (keys here are readable `NodeKey`s, not hashes)."""
+        return self.key_to_duplicates
+
+
+def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
+    """Key an already captured graph from its metadata (offline mode, TRK-6).
+
+    The call site is the innermost frame of each node's `stack_trace`; argument metadata comes
+    from `example_value` (Dynamo) or `val` (export). Global state is the process's, except grad
+    mode, which follows the graph's own `_set_grad_enabled` calls. Mutations come from op
+    schemas and names (TRK-8).
+    """
+    tracker = GraphRegionTracker()
+    state = current_global_state()
+    for node in graph.nodes:
+        if node.op == "output":
+            continue
+        if node.op == "call_function" and node.target is torch._C._set_grad_enabled:
+            state = _with_grad(state, bool(node.args[0]))
+        tracker.track_with(node, state, call_site_from_stack_trace(node.meta.get("stack_trace")))
+        for pos in mutated_positions(node):
+            tracker.add_node_mutation(node, pos)
+    return tracker
+
+
+def _with_grad(state: GlobalState, enabled: bool) -> GlobalState:
+    from dataclasses import replace
+
+    return replace(state, grad_enabled=enabled)
