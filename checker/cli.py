@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -82,13 +85,29 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def _quiet(enabled: bool) -> Iterator[None]:
+    """Without --debug, torch's own log records and warnings do not reach the terminal."""
+    if not enabled:
+        yield
+        return
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `fxoracle` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
-        return _run(args)
+        with _quiet(not debug):
+            return _run(args)
     except FxOracleError as e:
         if debug:
             raise

@@ -12,6 +12,7 @@ appears here and nowhere in the pure core.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,24 +155,31 @@ def node_key(node: torch.fx.Node, state: GlobalState, site: CallSite | None) -> 
 
 
 def arg_key(arg: Any) -> ArgKey:
-    """Describe one argument: a node by its example value, anything else as a constant."""
+    """Describe one argument: a node by its example value, anything else as a constant.
+
+    Containers keep their structure and may hold nodes (`cat((a, b))`).
+    """
     if isinstance(arg, torch.fx.Node):
         value = arg.meta.get("example_value", arg.meta.get("val"))
         return Missing() if value is None else value_key(value)
-    return value_key(arg)
+    return value_key(arg, arg_key)
 
 
-def value_key(value: Any) -> ArgKey:
-    """Describe a value by type and content (TRK-4, TRK-5)."""
+def value_key(value: Any, item_key: Callable[[Any], ArgKey] | None = None) -> ArgKey:
+    """Describe a value by type and content (TRK-4, TRK-5); `item_key` describes elements."""
+    describe_item = item_key or value_key
     if isinstance(value, torch.Tensor):
         return tensor_meta(value)
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return SymValue(type(value).__name__, str(value.node.expr))
     if isinstance(value, (tuple, list)):
         kind = "size" if isinstance(value, torch.Size) else type(value).__name__
-        return Seq(kind, tuple(value_key(v) for v in value))
+        return Seq(kind, tuple(describe_item(v) for v in value))
+    if isinstance(value, slice):
+        return Seq("slice", tuple(describe_item(v) for v in (value.start, value.stop, value.step)))
     if isinstance(value, dict):
-        return Dict(tuple((str(k), value_key(value[k])) for k in sorted(value, key=str)))
+        items = sorted(value, key=str)
+        return Dict(tuple((str(k), describe_item(value[k])) for k in items))
     return constant_key(value)
 
 
@@ -185,9 +193,6 @@ def constant_key(value: Any) -> Const:
         return Const(type(value).__name__, repr(value))
     if isinstance(value, _TORCH_ENUMS):
         return Const(type(value).__name__, str(value))
-    if isinstance(value, slice):
-        parts = (value_key(value.start), value_key(value.stop), value_key(value.step))
-        return Const("slice", repr(parts))
     if callable(value) and not isinstance(value, torch.nn.Module):
         name = qualified_name(value)
         if "." in name:
