@@ -1,0 +1,197 @@
+"""Stable topological sort (spec chapter 04, "Stable topological sort and ordering deps").
+
+Contract: `stable_topological_sort(graph, additional_deps)` reorders `graph` in place into torch
+2.13's order (`_stable_topological_sort_impl` in `torch/_dynamo/graph_deduplication.py`): nodes
+are visited in current order, a node waits on its LAST unready dependency, a ready node is placed
+after the previously placed one and re-queues its waiters in the order they started waiting,
+the output goes last (SRT-1..SRT-4). When no order exists it raises `FxOracleError` naming one
+cycle and leaves the graph untouched (SRT-5).
+
+The algorithm is the pure `order_indices` over integer positions; `stable_topological_sort` is
+a thin adapter that maps nodes to positions and applies the result with the fewest node moves.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from torch.fx import Graph, Node
+
+from reference.errors import FxOracleError
+from reference.keys import unique_node_args
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """Witness that no order exists: `path[j]` must precede `path[j + 1]`; `path[0] == path[-1]`.
+
+    The path starts at its smallest position, so the witness is deterministic (SRT-5).
+    """
+
+    path: tuple[int, ...]
+
+
+def order_indices(n: int, deps: Sequence[Sequence[int]]) -> list[int] | Cycle:
+    """torch's stable order of positions `0..n-1`, where `deps[i]` lists what `i` must follow.
+
+    Duplicate entries in `deps[i]` count at their first occurrence (torch's `OrderedSet`). Each
+    node keeps a scan pointer into its deps: a ready dep stays ready, so the last unready dep
+    only moves left and the whole sort costs O(n + total deps). SRT-1, SRT-2, SRT-5.
+    """
+    unique = _unique_deps(n, deps)
+    placed = [False] * n
+    scan = [len(own) - 1 for own in unique]
+    waits_on = list(range(n))
+    waiting: dict[int, list[int]] = {}
+    order: list[int] = []
+    pending = list(range(n - 1, -1, -1))  # a stack: the next node to visit is last
+    while pending:
+        node = pending.pop()
+        blocker = _last_unready(unique[node], placed, scan, node)
+        if blocker is not None:
+            waits_on[node] = blocker
+            waiting.setdefault(blocker, []).append(node)
+            continue
+        placed[node] = True
+        order.append(node)
+        pending.extend(reversed(waiting.pop(node, [])))
+    if len(order) < n:
+        return _find_cycle(placed, waits_on)
+    return order
+
+
+def _unique_deps(n: int, deps: Sequence[Sequence[int]]) -> list[list[int]]:
+    """`deps` without repeats (first occurrence kept); bad sizes or positions are bad input."""
+    if n < 0 or len(deps) != n:
+        raise FxOracleError(f"SRT-2: expected deps for {n} nodes, got {len(deps)}")
+    unique: list[list[int]] = []
+    for node, own in enumerate(deps):
+        seen: dict[int, None] = {}
+        for dep in own:
+            if not 0 <= dep < n:
+                raise FxOracleError(f"SRT-2: node {node} depends on {dep}, outside 0..{n - 1}")
+            seen.setdefault(dep)
+        unique.append(list(seen))
+    return unique
+
+
+def _last_unready(own: list[int], placed: list[bool], scan: list[int], node: int) -> int | None:
+    """The last dep of `node` that is not placed yet, moving its scan pointer left. SRT-2."""
+    k = scan[node]
+    while k >= 0 and placed[own[k]]:
+        k -= 1
+    scan[node] = k
+    return own[k] if k >= 0 else None
+
+
+def _find_cycle(placed: list[bool], waits_on: list[int]) -> Cycle:
+    """Follow "waits on" from the first unplaced node until a node repeats. SRT-5.
+
+    Every unplaced node waits on an unplaced node (otherwise it would have been re-queued), so
+    the walk stays among unplaced nodes and must close a cycle of real dependencies.
+    """
+    node = placed.index(False)
+    step_of: dict[int, int] = {}
+    walk: list[int] = []
+    while node not in step_of:
+        step_of[node] = len(walk)
+        walk.append(node)
+        node = waits_on[node]
+    loop = walk[step_of[node] :][::-1]  # reversed: each node now precedes the next
+    start = loop.index(min(loop))
+    ordered = loop[start:] + loop[:start]
+    return Cycle(tuple([*ordered, ordered[0]]))
+
+
+def node_deps(node: Node, additional_deps: Mapping[Node, Sequence[Node]]) -> list[Node]:
+    """What `node` must follow: unique flat args, then its extra deps not already listed. SRT-2."""
+    unique = dict.fromkeys(unique_node_args(node))
+    unique.update(dict.fromkeys(additional_deps.get(node, ())))
+    return list(unique)
+
+
+def stable_topological_sort(graph: Graph, additional_deps: Mapping[Node, Sequence[Node]]) -> None:
+    """Reorder `graph` in place into torch 2.13's stable order, the output node last.
+
+    Raises `FxOracleError` (graph untouched) on a cycle, or when a node depends on the output
+    node or on a node outside the graph (torch reports both as a failed sort). SRT-1..SRT-5.
+    """
+    body = [node for node in graph.nodes if node.op != "output"]
+    outputs = [node for node in graph.nodes if node.op == "output"]
+    position = {node: i for i, node in enumerate(body)}
+    deps = [_dep_positions(node, additional_deps, position) for node in body]
+    result = order_indices(len(body), deps)
+    if isinstance(result, Cycle):
+        names = " -> ".join(body[i].name for i in result.path)
+        raise FxOracleError(f"SRT-5: no topological order exists: cycle {names}")
+    apply_order(graph, [body[i] for i in result] + outputs)
+
+
+def _dep_positions(
+    node: Node, additional_deps: Mapping[Node, Sequence[Node]], position: Mapping[Node, int]
+) -> list[int]:
+    """Positions of `node_deps(node)`; a dep that can never be placed is bad input. SRT-5."""
+    found: list[int] = []
+    for dep in node_deps(node, additional_deps):
+        if dep not in position:
+            where = "the output node" if dep.op == "output" else "a node outside the graph"
+            raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
+        found.append(position[dep])
+    return found
+
+
+def apply_order(graph: Graph, order: Sequence[Node]) -> int:
+    """Reorder `graph`'s nodes into `order` in place; return how many nodes were moved.
+
+    Nodes on a longest subsequence already in relative order stay; only the others move, which
+    is the fewest moves possible (so a sorted graph moves nothing, SRT-4).
+    """
+    current = list(graph.nodes)
+    rank = {node: i for i, node in enumerate(current)}
+    if len(order) != len(current) or any(node not in rank for node in order):
+        raise FxOracleError("SRT-4: the order must list every node of the graph exactly once")
+    keep = _on_longest_increasing([rank[node] for node in order])
+    moves = 0
+    previous: Node | None = None
+    for node, stays in zip(order, keep, strict=True):
+        if not stays:
+            moves += _move_after(graph, previous, node)
+        previous = node
+    return moves
+
+
+def _move_after(graph: Graph, previous: Node | None, node: Node) -> int:
+    """Put `node` right after `previous` (first when None); return 1 if it moved."""
+    if previous is None:
+        first: Node = next(iter(graph.nodes))
+        if first is node:
+            return 0
+        first.prepend(node)
+        return 1
+    if previous.next is node:
+        return 0
+    previous.append(node)
+    return 1
+
+
+def _on_longest_increasing(values: Sequence[int]) -> list[bool]:
+    """Mark one longest strictly increasing subsequence of distinct `values` (O(n log n))."""
+    tails: list[int] = []  # tails[k]: index of the smallest tail of an increasing run of k + 1
+    tail_values: list[int] = []
+    parent = [-1] * len(values)
+    for i, value in enumerate(values):
+        k = bisect.bisect_left(tail_values, value)
+        parent[i] = tails[k - 1] if k > 0 else -1
+        if k == len(tails):
+            tails.append(i)
+            tail_values.append(value)
+        else:
+            tails[k], tail_values[k] = i, value
+    keep = [False] * len(values)
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        keep[i] = True
+        i = parent[i]
+    return keep
