@@ -71,7 +71,7 @@ def capture(
     def backend(gm: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
         tracker = InstructionTranslator.current_tx().output.region_tracker
         assert isinstance(tracker, GraphRegionTracker), "TRK-9: our tracker is installed"
-        captured.append(Capture(gm, tracker, tuple(inputs)))
+        captured.append(Capture(gm, tracker, tuple(snapshot(x) for x in inputs)))
         return gm.forward
 
     torch._dynamo.reset()
@@ -85,6 +85,18 @@ def capture(
     if len(captured) != 1:
         raise FxOracleError(f"capture produced {len(captured)} graphs, expected exactly one")
     return captured[0]
+
+
+def snapshot(value: Any) -> Any:
+    """A copy of a graph input taken before the graph runs (the model may mutate its inputs)."""
+    if isinstance(value, torch.Tensor) and not value.is_meta:
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    return value
+
+
+def fresh_inputs(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Copies of `inputs` for one more run, so runs never see each other's mutations."""
+    return tuple(snapshot(x) for x in inputs)
 
 
 def load_model_file(path: str | Path) -> ModelFile:

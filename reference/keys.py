@@ -154,13 +154,18 @@ def node_key(node: torch.fx.Node, state: GlobalState, site: CallSite | None) -> 
     )
 
 
+def example_value(node: torch.fx.Node) -> Any:
+    """A node's example value: `example_value` (Dynamo) or `val` (export), else None."""
+    return node.meta.get("example_value", node.meta.get("val"))
+
+
 def arg_key(arg: Any) -> ArgKey:
     """Describe one argument: a node by its example value, anything else as a constant.
 
     Containers keep their structure and may hold nodes (`cat((a, b))`).
     """
     if isinstance(arg, torch.fx.Node):
-        value = arg.meta.get("example_value", arg.meta.get("val"))
+        value = example_value(arg)
         return Missing() if value is None else value_key(value)
     return value_key(arg, arg_key)
 

@@ -1,0 +1,159 @@
+"""Deduplication: region groups become shared subgraphs called through `invoke_subgraph`
+(spec chapter 03, RPL). This is the driver; `outline` plans and builds each subgraph,
+`replace` substitutes each region, `deps`/`order` keep the graph's ordering constraints.
+
+`deduplicate(gm, tracker)` edits `gm` in place, as torch's `apply_graph_deduplication` does,
+and returns what it did as a `DedupResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import torch
+import torch.fx
+
+from reference.deps import OrderingDeps
+from reference.facts import ValueFacts
+from reference.order import stable_topological_sort
+from reference.outline import OutlinePlan, build_subgraph, external_usages, plan_outline
+from reference.regions import find_identical_regions
+from reference.replace import Reason, refusal, replace_region, wiring
+from reference.tracker import GraphRegionTracker
+
+Node = torch.fx.Node
+Gate = Callable[[Sequence[Sequence[Node]], OutlinePlan], tuple[int, str] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """Region `region` of group `group` is now the call `invoke` of `subgraph`."""
+
+    group: int
+    region: int
+    subgraph: str
+    invoke: str
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Region `region` of group `group` (all regions when `region` is None) stays as it was."""
+
+    group: int
+    region: int | None
+    nodes: tuple[str, ...]
+    reason: Reason
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class DedupResult:
+    """What `deduplicate` did: subgraphs by name, replaced and refused regions, extra deps."""
+
+    subgraphs: Mapping[str, torch.fx.GraphModule]
+    replaced: tuple[Replaced, ...]
+    refused: tuple[Refused, ...]
+    extra_deps: Mapping[Node, tuple[Node, ...]] = field(default_factory=dict)
+
+
+def deduplicate(
+    gm: torch.fx.GraphModule,
+    tracker: GraphRegionTracker,
+    gate: Gate | None = None,
+    *,
+    pin_grad_mode: bool = True,
+) -> DedupResult:
+    """Find `tracker`'s region groups in `gm` and outline them, in place (RPL-1..RPL-10).
+
+    `gate(group, plan)` may veto a group before anything changes: it returns (region index,
+    reason) for the first region it cannot prove safe, or None (RPL-11). `pin_grad_mode=False`
+    orders like torch 2.13, which lets computation cross `_set_grad_enabled` (SRT-8).
+    """
+    groups = find_identical_regions(gm.graph, tracker)
+    mutated = tracker.node_to_mutated_arg_positions
+    return outline_groups(gm, groups, mutated, gate, pin_grad_mode=pin_grad_mode)
+
+
+def outline_groups(
+    gm: torch.fx.GraphModule,
+    groups: Sequence[Sequence[Sequence[Node]]],
+    mutated: Mapping[Node, Iterable[int]],
+    gate: Gate | None = None,
+    *,
+    pin_grad_mode: bool = True,
+) -> DedupResult:
+    """Outline each group of `groups` (torch's order) into `gm`, then sort once (SRT-1)."""
+    graph = gm.graph
+    present = set(graph.nodes)
+    positions = {n: tuple(sorted(p)) for n, p in mutated.items() if n in present}
+    deps = OrderingDeps.from_graph(graph, positions, pin_grad_mode=pin_grad_mode)
+    run = _Run(gm, ValueFacts(graph, mutated), deps, gate)
+    for index, group in enumerate(groups):
+        run.outline_group(index, group)
+    stable_topological_sort(graph, deps.as_mapping())
+    graph.lint()
+    gm.recompile()
+    return DedupResult(dict(run.subgraphs), tuple(run.replaced), tuple(run.refused),
+                       deps.as_mapping())  # fmt: skip
+
+
+def _names(nodes: Iterable[Node]) -> tuple[str, ...]:
+    return tuple(n.name for n in nodes)
+
+
+class _Run:
+    """The state of one `outline_groups` call: the graph module and what has been done."""
+
+    def __init__(
+        self, gm: torch.fx.GraphModule, facts: ValueFacts, deps: OrderingDeps, gate: Gate | None
+    ) -> None:
+        self.gm, self.facts, self.deps, self.gate = gm, facts, deps, gate
+        self.subgraphs: dict[str, torch.fx.GraphModule] = {}
+        self.replaced: list[Replaced] = []
+        self.refused: list[Refused] = []
+        self.used_names: set[str] = set()
+
+    def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
+        """Plan, build and install the subgraph, then replace every region that may be."""
+        if not external_usages(group[0]):
+            self.refused.append(Refused(index, None, _names(group[0]), Reason.NO_INPUTS, ""))
+            return  # RPL-5: torch installs nothing for such a group
+        plan = plan_outline(group)
+        vetoed = self.gate(group, plan) if self.gate is not None else None
+        if vetoed is not None:
+            at, detail = vetoed
+            self.refused.append(Refused(index, at, _names(group[at]), Reason.GATE, detail))
+            return
+        reference = wiring(group[0])
+        verdicts = [refusal(region, plan, reference, self.facts) for region in group]
+        name = self._next_name()
+        for k, why in enumerate(verdicts):
+            if why is not None:
+                self.refused.append(Refused(index, k, _names(group[k]), why[0], why[1]))
+        if all(why is not None for why in verdicts):
+            return  # RPL-5: nothing calls it, so nothing is installed (the name stays used)
+        get_attr = self._install(name, build_subgraph(group[0], plan))
+        for k, region in enumerate(group):
+            if verdicts[k] is None:
+                nodes = _names(region)
+                call = (get_attr, name)
+                invoke = replace_region(self.gm.graph, region, plan, call, self.facts, self.deps)
+                self.replaced.append(Replaced(index, k, name, invoke.name, nodes))
+
+    def _next_name(self) -> str:
+        """The first `subgraph_<i>` neither on the module nor used by an earlier group."""
+        i = 0
+        while hasattr(self.gm, f"subgraph_{i}") or f"subgraph_{i}" in self.used_names:
+            i += 1
+        self.used_names.add(f"subgraph_{i}")
+        return f"subgraph_{i}"
+
+    def _install(self, name: str, subgraph: torch.fx.Graph) -> Node:
+        """Register the subgraph as `name` and fetch it with a get_attr at the top (RPL-1)."""
+        sub_gm = torch.fx.GraphModule(self.gm, subgraph)
+        self.gm.register_module(name, sub_gm)
+        self.subgraphs[name] = sub_gm
+        with self.gm.graph.inserting_before():
+            return self.gm.graph.create_node("get_attr", name, (), {})

@@ -1,0 +1,58 @@
+"""Alias and mutation facts for the replacer, computed once and updated in place (chapter 03).
+
+The replacer asks, per region: which positions does a node mutate, which nodes mutate a value,
+which storage does a value live in. Building these per region would cost a pass over the graph
+each time. `ValueFacts` builds them once; when a region is replaced, each new `getitem` output
+takes over the facts of the value it replaces (RPL-10), so later regions see them unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+import torch
+import torch.fx
+from torch.multiprocessing.reductions import StorageWeakRef
+
+from reference.keys import example_value, flat_node_args
+
+Node = torch.fx.Node
+
+
+class ValueFacts:
+    """Graph positions, mutated positions, writers of each value, and storages (cached)."""
+
+    def __init__(self, graph: torch.fx.Graph, mutated: Mapping[Node, Iterable[int]]) -> None:
+        self.rank: dict[Node, int] = {n: i for i, n in enumerate(graph.nodes)}
+        self.mutated: dict[Node, frozenset[int]] = {
+            n: frozenset(p) for n, p in mutated.items() if n in self.rank
+        }
+        self.writers: dict[Node, list[Node]] = {}
+        for node in sorted(self.mutated, key=self.rank.__getitem__):
+            args = flat_node_args(node)
+            for p in sorted(self.mutated[node]):
+                if 0 <= p < len(args) and node not in self.writers.get(args[p], []):
+                    self.writers.setdefault(args[p], []).append(node)
+        self._storage: dict[Node, StorageWeakRef | None] = {}
+
+    def storage(self, node: Node) -> StorageWeakRef | None:
+        """The storage of the node's example value, or None for non-tensors (RPL-8)."""
+        if node not in self._storage:
+            value = example_value(node)
+            self._storage[node] = _storage_ref(value) if isinstance(value, torch.Tensor) else None
+        return self._storage[node]
+
+    def take_over(self, old: Node, new: Node, erased: Iterable[Node]) -> None:
+        """RPL-10: `new` replaces `old`; writers inside the replaced region are gone."""
+        gone = set(erased)
+        writers = [w for w in self.writers.pop(old, []) if w not in gone]
+        if writers:
+            self.writers[new] = writers
+        if old in self._storage:
+            self._storage[new] = self._storage.pop(old)
+
+
+def _storage_ref(value: torch.Tensor) -> StorageWeakRef:
+    make: Callable[[object], StorageWeakRef] = StorageWeakRef
+    typed_storage: Callable[[], object] = value._typed_storage
+    return make(typed_storage())

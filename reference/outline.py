@@ -1,0 +1,221 @@
+"""Outlining: one shared subgraph per region group (spec chapter 03, RPL).
+
+`plan_outline(group)` decides, as plain data, what the subgraph takes and returns: one input
+slot per class of external-input usages that refer to the same node in *every* region (RPL-2),
+tuple-valued inputs passed as their getitem children (RPL-4), and the union over all regions of
+positions with external users as outputs (RPL-3). `build_subgraph(region0, plan)` copies the
+representative region into a new `fx.Graph` with those placeholders and outputs, laid out as
+torch 2.13 lays them out (RPL-1).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.fx
+
+from reference.keys import example_value, flat_node_args
+
+Node = torch.fx.Node
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """An external input used by region node `node` at flat node-argument position `arg`."""
+
+    node: int
+    arg: int
+
+
+@dataclass(frozen=True, slots=True)
+class InputSlot:
+    """Usages that get one operand; `flattened` holds the region positions of the getitems
+    passed instead of a tuple-valued input (RPL-4), else is empty."""
+
+    usages: tuple[Usage, ...]
+    flattened: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OutlinePlan:
+    """What the subgraph of a group takes (slots, in order) and returns (region positions)."""
+
+    slots: tuple[InputSlot, ...]
+    outputs: tuple[int, ...]
+
+    @property
+    def flattened(self) -> frozenset[int]:
+        return frozenset(i for s in self.slots for i in s.flattened)
+
+
+def is_tuple_node(node: Node) -> bool:
+    return isinstance(example_value(node), tuple)
+
+
+def external_usages(region: Sequence[Node]) -> dict[Node, list[Usage]]:
+    """External inputs in first-use order (region position, then flat arg position)."""
+    inside = set(region)
+    found: dict[Node, list[Usage]] = {}
+    for p, node in enumerate(region):
+        for j, arg in enumerate(flat_node_args(node)):
+            if arg not in inside:
+                found.setdefault(arg, []).append(Usage(p, j))
+    return found
+
+
+def usage_node(region: Sequence[Node], usage: Usage) -> Node:
+    return flat_node_args(region[usage.node])[usage.arg]
+
+
+def output_positions(group: Sequence[Sequence[Node]]) -> tuple[int, ...]:
+    """RPL-3: positions whose node has a user outside its region, in any region, sorted."""
+    found: set[int] = set()
+    for region in group:
+        inside = set(region)
+        found.update(p for p, n in enumerate(region) if any(u not in inside for u in n.users))
+    return tuple(sorted(found))
+
+
+def plan_outline(group: Sequence[Sequence[Node]]) -> OutlinePlan:
+    """Slots and outputs of a group's subgraph; `group[0]` is the representative (RPL-2).
+
+    Usages of one node of region 0 share a slot only when they also share a node in every
+    other region; with agreeing regions this is torch's one-placeholder-per-node layout.
+    """
+    region0 = group[0]
+    slots: list[InputSlot] = []
+    for node, usages in external_usages(region0).items():
+        flattened = _flattened_positions(node, region0) if is_tuple_node(node) else []
+        if flattened and {u.node for u in usages} <= set(flattened):
+            slots.append(InputSlot(tuple(usages), tuple(flattened)))
+            continue
+        classes: dict[tuple[Node, ...], list[Usage]] = {}
+        for u in usages:
+            classes.setdefault(tuple(usage_node(r, u) for r in group), []).append(u)
+        slots.extend(InputSlot(tuple(c)) for c in classes.values())
+    return OutlinePlan(tuple(slots), output_positions(group))
+
+
+def _getitem_children(node: Node) -> list[Node]:
+    return [u for u in node.users if u.target is operator.getitem and isinstance(u.args[1], int)]
+
+
+def _flattened_positions(node: Node, region: Sequence[Node]) -> list[int]:
+    """RPL-4: region positions of the getitems (BFS) on a tuple input used inside the region."""
+    position = {n: i for i, n in enumerate(region)}
+    inside = set(region)
+    found: list[int] = []
+    queue = deque(_getitem_children(node))
+    while queue:
+        item = queue.popleft()
+        if (
+            item in position
+            and any(u in inside for u in item.users)
+            and (position[item] not in found)
+        ):
+            found.append(position[item])
+        queue.extend(_getitem_children(item))
+    return found
+
+
+def slot_names(region0: Sequence[Node], plan: OutlinePlan) -> list[str]:
+    """Placeholder names: `subgraph_input_<outer name>`, or torch's (sic) `supgraph_input_<tuple
+    name>_flattened_<position>` per getitem of a tuple input."""
+    names: list[str] = []
+    for slot in plan.slots:
+        outer = usage_node(region0, slot.usages[0]).name
+        if slot.flattened:
+            names.extend(f"supgraph_input_{outer}_flattened_{i}" for i in slot.flattened)
+        else:
+            names.append(_fresh(f"subgraph_input_{outer}", names))
+    return names
+
+
+def _fresh(name: str, taken: Sequence[str]) -> str:
+    """RPL-2: a node passed in several slots gets `_1`, `_2`, ... on its later placeholders."""
+    candidate, i = name, 0
+    while candidate in taken:
+        i += 1
+        candidate = f"{name}_{i}"
+    return candidate
+
+
+def build_subgraph(region0: Sequence[Node], plan: OutlinePlan) -> torch.fx.Graph:
+    """Copy the representative region into a new graph with the plan's placeholders and a tuple
+    output; tuple-valued outputs are flattened into getitem trees (RPL-1, RPL-3)."""
+    sub = torch.fx.Graph()
+    names = iter(slot_names(region0, plan))
+    by_usage: dict[Usage, Node] = {}
+    copies: dict[Node, Node] = {}
+    for slot in plan.slots:
+        if slot.flattened:
+            for i in slot.flattened:
+                copies[region0[i]] = sub.placeholder(next(names))
+        else:
+            ph = sub.placeholder(next(names))
+            by_usage.update((u, ph) for u in slot.usages)
+    outputs: list[Node] = []
+    for p, node in enumerate(region0):
+        if p in plan.flattened:
+            continue
+        copies[node] = _copy(sub, node, p, by_usage, copies)
+        if p in plan.outputs:
+            outputs.extend(_output_items(sub, node, copies[node]))
+    sub.output(tuple(outputs))
+    return sub
+
+
+def _copy(
+    sub: torch.fx.Graph,
+    node: Node,
+    position: int,
+    by_usage: Mapping[Usage, Node],
+    copies: Mapping[Node, Node],
+) -> Node:
+    counter = iter(range(len(flat_node_args(node))))
+
+    def remap(arg: Node) -> Node:
+        usage = Usage(position, next(counter))
+        return by_usage[usage] if usage in by_usage else copies[arg]
+
+    return sub.node_copy(node, remap)
+
+
+def _output_items(sub: torch.fx.Graph, node: Node, copy: Node) -> list[Node]:
+    """The copy itself, or for a tuple value its getitem tree in breadth-first order."""
+    if not is_tuple_node(node):
+        return [copy]
+    value = example_value(node)
+    items: list[Node] = []
+    queue: deque[tuple[object, Node, int]] = deque((e, copy, i) for i, e in enumerate(value))
+    while queue:
+        element, parent, index = queue.popleft()
+        with sub.inserting_after(parent):
+            item = sub.create_node("call_function", operator.getitem, (parent, index), {})
+        item.meta["example_value"] = element
+        items.append(item)
+        if isinstance(element, tuple):
+            queue.extend((e, item, i) for i, e in enumerate(element))
+    return items
+
+
+def tuple_output_spec(node: Node) -> dict[tuple[int, ...], int]:
+    """Path (indices from the tuple node) -> offset among its flattened outputs, BFS order."""
+    value = example_value(node)
+    spec: dict[tuple[int, ...], int] = {}
+    queue: deque[tuple[object, tuple[int, ...]]] = deque((e, (i,)) for i, e in enumerate(value))
+    while queue:
+        element, path = queue.popleft()
+        spec[path] = len(spec)
+        if isinstance(element, tuple):
+            queue.extend((e, (*path, i)) for i, e in enumerate(element))
+    return spec
+
+
+def output_width(node: Node) -> int:
+    """How many subgraph outputs a region node contributes."""
+    return len(tuple_output_spec(node)) if is_tuple_node(node) else 1
