@@ -33,6 +33,7 @@ pytest: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m checker.bench $(ARGS)
+	$(PY) -m checker.bench_dedup
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache

@@ -213,11 +213,33 @@ def repeated_blocks(
     return BlockGraph(kind, n_blocks, b.graph, tuple(b.sites))
 
 
+def repeated_segments(n_segments: int, per_segment: int, kind: str = "mlp") -> BlockGraph:
+    """`n_segments` runs of `per_segment` blocks; each run has call sites of its own, so every
+    run is a region group of its own (graphs with many groups, for the dedup benchmark)."""
+    weights, _, block = _kind(kind)
+    if n_segments < 1 or per_segment < 2:
+        raise FxOracleError("need at least one segment of at least two blocks")
+    b = _Builder()
+    x = b.placeholder("x", (BATCH, SEQ, DIM), -1)
+    for segment in range(n_segments):
+        base = SEGMENT_STRIDE * segment
+        params = [_weights(b, segment * per_segment + i, weights, base) for i in range(per_segment)]
+        for w in params:
+            b.position = base + len(weights)
+            x = block(b, x, w)
+    b.graph.output(x)
+    return BlockGraph(kind, n_segments * per_segment, b.graph, tuple(b.sites))
+
+
+SEGMENT_STRIDE = 1000  # call-site lines per segment
+
+
 def _weights(
-    b: _Builder, i: int, weights: Sequence[tuple[str, tuple[int, ...]]]
+    b: _Builder, i: int, weights: Sequence[tuple[str, tuple[int, ...]]], base: int = 0
 ) -> dict[str, Node]:
     return {
-        name: b.placeholder(f"b{i}_{name}", shape, p) for p, (name, shape) in enumerate(weights)
+        name: b.placeholder(f"b{i}_{name}", shape, base + p)
+        for p, (name, shape) in enumerate(weights)
     }
 
 

@@ -113,7 +113,7 @@ class _Run:
         self.subgraphs: dict[str, torch.fx.GraphModule] = {}
         self.replaced: list[Replaced] = []
         self.refused: list[Refused] = []
-        self.used_names: set[str] = set()
+        self.next_index = 0
 
     def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
         """Plan, build and install the subgraph, then replace every region that may be."""
@@ -144,11 +144,10 @@ class _Run:
 
     def _next_name(self) -> str:
         """The first `subgraph_<i>` neither on the module nor used by an earlier group."""
-        i = 0
-        while hasattr(self.gm, f"subgraph_{i}") or f"subgraph_{i}" in self.used_names:
-            i += 1
-        self.used_names.add(f"subgraph_{i}")
-        return f"subgraph_{i}"
+        while hasattr(self.gm, f"subgraph_{self.next_index}"):
+            self.next_index += 1  # names only get taken, so the first free one only moves up
+        self.next_index += 1
+        return f"subgraph_{self.next_index - 1}"
 
     def _install(self, name: str, subgraph: torch.fx.Graph) -> Node:
         """Register the subgraph as `name` and fetch it with a get_attr at the top (RPL-1)."""
