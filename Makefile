@@ -5,7 +5,7 @@ STAMP   := $(VENV)/.fxoracle-installed
 GRAPH   ?=
 ARGS    ?=
 
-.PHONY: verify test lint typecheck pytest bench fuzz clean setup
+.PHONY: verify test lint typecheck pytest bench fuzz clean setup specs
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -34,6 +34,9 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m checker.bench $(ARGS)
 	$(PY) -m checker.bench_dedup
+
+specs: $(STAMP)
+	$(PY) -m tests.spec_examples
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference.capture import capture, load_model_file
+from reference.capture import Capture, capture, load_model_file
 from reference.errors import FxOracleError
 from reference.expand import GroupExpansion, Step
 from reference.model import GraphView
@@ -80,16 +80,21 @@ def _lesson(view: GraphView, index: int, g: GroupExpansion) -> GroupLesson:
 
 
 def run_explain(path: Path, group: int | None = None) -> Lesson:
-    """Capture the model and narrate the expansion of every kept group (or group `group`)."""
+    """Capture the model file and narrate the expansion of every kept group (or `group`)."""
     model_file = load_model_file(path)
     captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic)
+    return lesson_of(path.name, captured, group)
+
+
+def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
+    """The lesson for an already captured graph; `group` picks one kept group by index."""
     search = search_regions(captured.gm.graph, captured.tracker)
     kept = [g for g in search.expansion.groups if g.kept]
     if group is not None and not 0 <= group < len(kept):
         raise FxOracleError(f"--group {group}: the model has {len(kept)} region groups")
     chosen = [(i, g) for i, g in enumerate(kept) if group is None or i == group]
     lessons = tuple(_lesson(search.view, i, g) for i, g in chosen)
-    return Lesson(path.name, len(search.view), lessons)
+    return Lesson(name, len(search.view), lessons)
 
 
 def render_text(lesson: Lesson) -> str:
