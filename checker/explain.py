@@ -1,15 +1,18 @@
-"""`fxoracle explain`: the expansion narrated step by step, as a lesson (spec chapter 02).
+"""`fxoracle explain`: the expansion and the replacement narrated step by step, as a lesson
+(spec chapters 02 and 03).
 
 For each group (latest first, EXP-2) it names the roots, then every lock-step: the candidate of
-each region and whether they joined, or which region refused and under which invariant.
+each region and whether they joined, or which region refused and under which invariant; then
+which regions became `invoke_subgraph` calls and which were refused, and why (RPL ids).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reference.capture import Capture, capture, load_model_file
+from reference.dedup import DedupResult, deduplicate
 from reference.errors import FxOracleError
 from reference.expand import GroupExpansion, Step
 from reference.model import GraphView
@@ -32,6 +35,7 @@ class GroupLesson:
     steps: tuple[StepLine, ...]
     regions: tuple[tuple[str, ...], ...]
     kept: bool
+    outcomes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,7 @@ def _group_json(g: GroupLesson) -> dict[str, object]:
         "claimed_roots": list(g.claimed_roots),
         "kept": g.kept,
         "regions": [list(r) for r in g.regions],
+        "outcomes": list(g.outcomes),
         "steps": [
             {"candidates": list(s.candidates), "joined": s.joined, "reason": s.reason}
             for s in g.steps
@@ -87,14 +92,38 @@ def run_explain(path: Path, group: int | None = None) -> Lesson:
 
 
 def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
-    """The lesson for an already captured graph; `group` picks one kept group by index."""
+    """The lesson for an already captured graph; `group` picks one kept group by index.
+
+    After the expansion it deduplicates the graph (in place) and tells, per group, which
+    regions became calls and which were refused, with the invariant that refused them.
+    """
     search = search_regions(captured.gm.graph, captured.tracker)
     kept = [g for g in search.expansion.groups if g.kept]
     if group is not None and not 0 <= group < len(kept):
         raise FxOracleError(f"--group {group}: the model has {len(kept)} region groups")
-    chosen = [(i, g) for i, g in enumerate(kept) if group is None or i == group]
-    lessons = tuple(_lesson(search.view, i, g) for i, g in chosen)
-    return Lesson(name, len(search.view), lessons)
+    lessons = [_lesson(search.view, i, g) for i, g in enumerate(kept)]
+    outcomes = _outcomes(deduplicate(captured.gm, captured.tracker))
+    chosen = tuple(
+        replace(lesson, outcomes=outcomes.get(lesson.index, ()))
+        for lesson in lessons
+        if group is None or lesson.index == group
+    )
+    return Lesson(name, len(search.view), chosen)
+
+
+def _outcomes(result: DedupResult) -> dict[int, tuple[str, ...]]:
+    """Per group index: one line per region, replaced (by which call) or refused (why)."""
+    lines: dict[int, list[tuple[int, str]]] = {}
+    for r in result.replaced:
+        text = f"region {r.region} -> {r.invoke}({r.subgraph})"
+        lines.setdefault(r.group, []).append((r.region, text))
+    for f in result.refused:
+        where = "all regions" if f.region is None else f"region {f.region}"
+        detail = f" ({f.detail})" if f.detail else ""
+        lines.setdefault(f.group, []).append(
+            (f.region or 0, f"{where} refused: {f.reason}{detail}")
+        )
+    return {g: tuple(text for _, text in sorted(items)) for g, items in lines.items()}
 
 
 def render_text(lesson: Lesson) -> str:
@@ -112,5 +141,6 @@ def render_text(lesson: Lesson) -> str:
             out.append(f"  step {k + 1}: [{cands}] -> {verdict}")
         out.append(f"  result: {len(g.regions)} regions x {len(g.regions[0])} nodes")
         out.append("    representative: [" + ", ".join(g.regions[0]) + "]")
+        out.extend(f"  {line}" for line in g.outcomes)
         out.append("")
     return "\n".join(out)
