@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+from collections.abc import Callable
+from typing import cast
 
 import pytest
 import torch
 import torch.fx
+from torch.fx.node import Argument
 
 from reference.keys import (
     CallSite,
@@ -26,15 +29,17 @@ from reference.tracker import GraphRegionTracker
 SITE = CallSite("model.py", 3, 10)
 
 
-def _graph(*calls: tuple[object, tuple[object, ...], dict[str, object]]) -> list[torch.fx.Node]:
+def _graph(
+    *calls: tuple[Callable[..., object], tuple[object, ...], dict[str, object]],
+) -> list[torch.fx.Node]:
     """One placeholder `x` (a 2x3 float tensor) and one call_function per `calls` entry."""
     g = torch.fx.Graph()
     x = g.placeholder("x")
     x.meta["example_value"] = torch.zeros(2, 3)
     nodes = []
     for target, args, kwargs in calls:
-        real_args = tuple(x if a == "x" else a for a in args)
-        nodes.append(g.call_function(target, real_args, kwargs))  # type: ignore[arg-type]
+        real_args = cast(tuple[Argument, ...], tuple(x if a == "x" else a for a in args))
+        nodes.append(g.call_function(target, real_args, cast(dict[str, Argument], kwargs)))
     return nodes
 
 
