@@ -1,0 +1,204 @@
+"""`check_transformation` on the differential corpus (spec chapter 06, CHK).
+
+It accepts our deduplication, torch 2.13's where torch is right, and `split_module` results;
+it rejects torch's output on the wrong-result scenarios B1, B2, B3 and B13 with the obligation
+that names the cause, and torch's output where it moves nodes across a grad-mode switch.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx
+
+from checker.check import check_transformation
+from checker.graph_copy import copy_graph_module
+from checker.numbers import symbol_assignments
+from checker.report import DATAFLOW, NUMBERS, ORDERING, Report
+from checker.shape_check import find_shape_env, meta_value
+from checker.verdict import Holds, Unknown, Violated
+from reference.capture import Capture, capture
+from reference.dedup import deduplicate
+from reference.split import split_module
+from tests.torch_side import CORPUS_DIR, load_model_file, torch_dedup_graph
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+OURS = [
+    "d01_single_subgraph.py",
+    "d02_single_subgraph2.py",
+    "d03_multiple_subgraphs.py",
+    "d05_input_mutation.py",
+    "d15_mutation_ordering.py",
+    "d16_tuple_return.py",
+    "d17_tuple_inputs.py",
+    "b1_float_constants.py",
+    "b2_targets.py",
+    "b3_shared_input.py",
+    "own_autocast_bf16.py",
+    "own_dynamic.py",
+    "own_grad_modes.py",
+    "own_inplace_inside.py",
+    "own_module_sublayers.py",
+    "own_tuple_chunk.py",
+    "t06_nested_args.py",
+    "t07_global_state_no_grad.py",
+]
+TORCH_RIGHT = [
+    "d01_single_subgraph.py",
+    "d02_single_subgraph2.py",
+    "d15_mutation_ordering.py",
+    "d16_tuple_return.py",
+    "d17_tuple_inputs.py",
+    "b3_shared_input_reversed.py",
+    "own_autocast_bf16.py",
+    "own_dynamic.py",
+    "own_tuple_chunk.py",
+    "t04_mismatched_arg_shapes.py",
+]
+# torch's wrong results: the obligations that must be violated, and the first one's witness
+TORCH_WRONG = {
+    "b1_alpha.py": ({DATAFLOW, NUMBERS}, "alpha=0.25 instead of alpha=4.0"),
+    "b1_float_constants.py": ({DATAFLOW, NUMBERS}, "0.5 instead of 2.0"),
+    "b2_targets.py": ({DATAFLOW, NUMBERS}, "target torch.sin instead of torch.cos"),
+    "b3_shared_input.py": ({DATAFLOW, NUMBERS}, "no counterpart for l_z_ = graph input 2 (L_z_)"),
+    "own_inplace_inside.py": ({ORDERING, NUMBERS}, "h must follow add_ (mutation order)"),
+}
+
+
+def captured(name: str) -> Capture:
+    """Our capture of a corpus file, loaded as `torch_side` loads it (same function names)."""
+    info = load_model_file(CORPUS_DIR / name)
+    return capture(info.model, info.example_inputs, info.dynamic)
+
+
+def ours(name: str) -> tuple[torch.fx.GraphModule, torch.fx.GraphModule, Report]:
+    """(original, our deduplication, the report on it)."""
+    c = captured(name)
+    original = copy_graph_module(c.gm).gm
+    result = deduplicate(c.gm, c.tracker)
+    return original, c.gm, check_transformation(original, c.gm, extra_deps=result.extra_deps)
+
+
+def ids(report: Report) -> set[str]:
+    return {o.id for o in report.violations}
+
+
+@pytest.mark.parametrize("name", OURS)
+@pytest.mark.spec("CHK-7")
+def test_chk7_accepts_our_deduplication(name: str) -> None:
+    _, _, report = ours(name)
+    assert report.ok, report.render_text()
+
+
+@pytest.mark.parametrize("name", TORCH_RIGHT)
+@pytest.mark.spec("CHK-7")
+def test_chk7_accepts_torch_where_torch_is_right(name: str) -> None:
+    original = captured(name).gm
+    report = check_transformation(original, torch_dedup_graph(CORPUS_DIR / name))
+    assert report.ok, report.render_text()
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_WRONG))
+@pytest.mark.spec("CHK-3", "CHK-4")
+def test_chk3_chk4_reject_torch_on_its_wrong_results(name: str) -> None:
+    """B1, B2, B3 (CHK-3: constants, targets, inputs) and B13 (CHK-4: mutation order)."""
+    expected, witness = TORCH_WRONG[name]
+    report = check_transformation(captured(name).gm, torch_dedup_graph(CORPUS_DIR / name))
+    assert ids(report) == expected, report.render_text()
+    first = report.violations[0].verdict
+    assert isinstance(first, Violated) and witness in first.witness
+    assert len(first.witness) < 300
+
+
+@pytest.mark.parametrize("name", ["t07_global_state_no_grad.py", "own_grad_modes.py"])
+@pytest.mark.spec("CHK-4")
+def test_chk4_torch_moves_nodes_across_grad_mode_switches(name: str) -> None:
+    """Upstream: torch pins autocast, not grad mode (SRT-8); numbers agree only because no
+    input requires grad."""
+    report = check_transformation(captured(name).gm, torch_dedup_graph(CORPUS_DIR / name))
+    assert ids(report) == {ORDERING}
+    verdict = report.verdict_of(ORDERING)
+    assert isinstance(verdict, Violated) and "(global-state pin)" in verdict.witness
+    assert isinstance(report.verdict_of(NUMBERS), Holds)
+
+
+@pytest.mark.spec("CHK-6")
+def test_chk6_fake_cuda_inputs_are_unknown_without_cuda() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present: the inputs can run")
+    _, _, report = ours("own_fake_cuda_block.py")
+    assert report.verdict_of(NUMBERS) == Unknown(
+        "CHK-6: input 0 is on CUDA and torch.cuda.is_available() is false"
+    )
+    assert [o.id for o in report.unknowns] == [NUMBERS] and not report.ok
+
+
+def _thirds(gm: torch.fx.GraphModule) -> dict[torch.fx.Node, int]:
+    nodes = list(gm.graph.nodes)
+    return {n: 3 * i // len(nodes) for i, n in enumerate(nodes)}
+
+
+SPLIT = ["own_residual_mlp.py", "own_dynamic.py", "d15_mutation_ordering.py"]
+
+
+@pytest.mark.parametrize("name", SPLIT)
+@pytest.mark.spec("CHK-3")
+def test_chk3_accepts_split_module_in_original_order(name: str) -> None:
+    original = captured(name).gm
+    part = _thirds(original)
+    split = split_module(original, None, part.__getitem__, keep_original_order=True)
+    report = check_transformation(original, split)
+    assert report.ok, report.render_text()
+
+
+@pytest.mark.parametrize("name", SPLIT[:2])
+@pytest.mark.spec("CHK-3")
+def test_chk3_accepts_split_module_without_mutation(name: str) -> None:
+    original = captured(name).gm
+    split = split_module(original, None, _thirds(original).__getitem__)
+    report = check_transformation(original, split)
+    assert report.ok, report.render_text()
+
+
+@pytest.mark.spec("CHK-4")
+def test_chk4_split_module_reorders_partitions_across_a_mutation() -> None:
+    """Upstream: with keep_original_order=False, partitions without data dependencies run in
+    reverse order (torch 2.13's split_module gives the same graph): x.add_(x) in submod_0 now
+    runs after submod_2 reads x."""
+    original = captured("d15_mutation_ordering.py").gm
+    split = split_module(original, None, _thirds(original).__getitem__)
+    report = check_transformation(original, split)
+    assert ids(report) == {ORDERING, NUMBERS}
+    assert report.verdict_of(ORDERING) == Violated(
+        "CHK-4: mul must follow add_ (mutation order), but submod_2/mul runs before submod_0/add_"
+    )
+
+
+@pytest.mark.spec("CHK-13")
+def test_chk13_dynamic_graphs_run_at_two_sizes() -> None:
+    original = captured("own_dynamic.py").gm
+    env = find_shape_env([original])
+    metas = [meta_value(n) for n in original.graph.nodes if n.op == "placeholder"]
+    hints, shifted = symbol_assignments(metas, env)
+    assert {s.name: v for s, v in hints.items()} == {"s17": 5, "s27": 8, "s77": 4, "s94": 6}
+    assert {s.name: v for s, v in shifted.items()} == {"s17": 6, "s27": 9, "s77": 5, "s94": 7}
+
+
+@pytest.mark.spec("CHK-13")
+def test_chk13_the_report_is_deterministic() -> None:
+    name = "b1_float_constants.py"
+    wrong = torch_dedup_graph(CORPUS_DIR / name)
+    first = check_transformation(captured(name).gm, wrong).to_json()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        second = check_transformation(captured(name).gm, wrong).to_json()
+    assert first == second
+
+
+def test_paths_exist() -> None:
+    for name in {*OURS, *TORCH_RIGHT, *TORCH_WRONG}:
+        assert Path(CORPUS_DIR / name).is_file(), name
