@@ -1,1 +1,11 @@
-"""fxoracle checker: proofs, reports and the CLI (see specs/)."""
+"""fxoracle's checker: proofs, reports and the CLI (see specs/06-checker.md).
+
+Public surface: `check_transformation(original, transformed, example_inputs=None)` returning a
+`Report` with `ok` and `violations`, and `make_gate(gm, deps)`, the replacer's gate.
+"""
+
+from checker.check import check_transformation
+from checker.gate import make_gate
+from checker.report import Report
+
+__all__ = ["Report", "check_transformation", "make_gate"]

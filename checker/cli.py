@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("path", nargs="?", help="model file (default: the bundled example)")
     verify.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
     verify.add_argument("--dynamic", action="store_true", help="capture with dynamic shapes")
+    verify.add_argument("--split", metavar="POLICY", help="also split: per-region or every-N")
     verify.add_argument("--debug", action="store_true", help="show tracebacks")
     explain = sub.add_parser("explain", help="narrate the expansion step by step")
     explain.add_argument("path", nargs="?", help="model file (default: the bundled example)")
@@ -73,13 +74,15 @@ def _run(args: argparse.Namespace) -> int:
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
     if args.command == "verify":
-        report = verify_mod.run_verify(path, dynamic=args.dynamic)
-        print(verify_mod.render_text(report), end="")
+        report = verify_mod.run_verify(path, dynamic=args.dynamic, split=args.split)
+        if args.json != "-":  # with `--json -` stdout carries the JSON alone
+            print(verify_mod.render_text(report), end="")
         if args.json:
             write_atomically(args.json, to_json(report.to_json()))
         return 0 if report.ok else 1
     lesson = explain_mod.run_explain(path, group=args.group)
-    print(explain_mod.render_text(lesson), end="")
+    if args.json != "-":
+        print(explain_mod.render_text(lesson), end="")
     if args.json:
         write_atomically(args.json, to_json(lesson.to_json()))
     return 0

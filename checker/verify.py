@@ -1,84 +1,148 @@
-"""`fxoracle verify`: capture a model, key it, expand it and report (README "Report schema").
+"""`fxoracle verify`: what deduplicates, what is refused and why, and the proofs (README,
+"Report schema").
 
-The report is a frozen value; `to_json` gives its stable JSON form (keys sorted, timings only in
-keys ending `_s`), `render_text` the human form. Later steps (replace, prove, check) add fields.
+The report is a frozen value: `to_json` gives the stable JSON form (sorted keys; timings only in
+keys ending `_s`), `render_text` the human form. Exit status: 0 when every check holds, 1 when one
+does not (violated or unknown), 2 on bad input (raised as `FxOracleError`).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import torch
+
+from checker.pipeline import PipelineResult, run_pipeline
+from checker.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, SHAPES, Report
+from checker.verdict import Holds, verdict_name
 from reference.capture import capture, load_model_file
-from reference.expand import GroupExpansion
-from reference.regions import RegionSearch, search_regions
+from reference.model import NodeIndex
+
+INVOKE = torch.ops.higher_order.invoke_subgraph
 
 
-@dataclass(frozen=True, slots=True)
-class GroupReport:
-    """One kept region group: its regions by node names."""
-
-    regions: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class VerifyReport:
     """What `fxoracle verify` found for one model."""
 
     model: str
     nodes: int
-    groups: tuple[GroupReport, ...]
-    refused_roots: int
+    result: PipelineResult
+    invoke_calls: int
     capture_s: float
-    expand_s: float
 
     @property
     def ok(self) -> bool:
-        return True
+        split_ok = self.result.split is None or self.result.split.check.ok
+        return self.result.check.ok and split_ok
 
     def to_json(self) -> dict[str, object]:
-        return {
+        r = self.result
+        found: dict[str, object] = {
             "model": self.model,
             "nodes": self.nodes,
-            "region_groups": [[list(r) for r in g.regions] for g in self.groups],
-            "refused_roots": self.refused_roots,
+            "region_groups": [[r.search.names(reg) for reg in g] for g in kept_regions(r)],
+            "subgraphs": {name: len(sub.graph.nodes) for name, sub in r.dedup.subgraphs.items()},
+            "invoke_calls": self.invoke_calls,
+            "replaced": [_replaced_json(x) for x in r.dedup.replaced],
+            "refused": [_refused_json(x) for x in r.dedup.refused],
+            "checks": checks_json(r.check),
+            "obligations": r.check.to_json()["obligations"],
             "ok": self.ok,
-            "timings": {"capture_s": round(self.capture_s, 3), "expand_s": round(self.expand_s, 3)},
+            "timings": {"capture_s": round(self.capture_s, 3)}
+            | {k: round(v, 3) for k, v in r.timings.items()},
         }
+        if r.split is not None:
+            found["split"] = {
+                "policy": r.split.policy,
+                "partitions": list(r.split.partitions),
+                "checks": checks_json(r.split.check),
+            }
+        return found
 
 
-def run_verify(path: Path, dynamic: bool = False) -> VerifyReport:
-    """Load, capture (fullgraph, our tracker), expand; raises FxOracleError on bad input."""
+def kept_regions(r: PipelineResult) -> list[tuple[tuple[NodeIndex, ...], ...]]:
+    return r.search.expansion.kept_regions()
+
+
+def _replaced_json(x: Any) -> dict[str, object]:
+    return {"group": x.group, "region": x.region, "subgraph": x.subgraph, "invoke": x.invoke,
+            "nodes": list(x.nodes)}  # fmt: skip
+
+
+def _refused_json(x: Any) -> dict[str, object]:
+    reason = str(x.reason)
+    return {"group": x.group, "region": x.region, "id": reason.split(":")[0],
+            "reason": reason, "detail": x.detail, "nodes": list(x.nodes)}  # fmt: skip
+
+
+def checks_json(report: Report) -> dict[str, str]:
+    """The four headline checks; `dependencies_preserved` needs dataflow and ordering."""
+    both = (report.verdict_of(DATAFLOW), report.verdict_of(ORDERING))
+    deps = "holds" if all(isinstance(v, Holds) for v in both) else _worst(both)
+    return {
+        "acyclic": verdict_name(report.verdict_of(ACYCLIC)),
+        "dependencies_preserved": deps,
+        "shapes_proven": verdict_name(report.verdict_of(SHAPES)),
+        "outputs_match": verdict_name(report.verdict_of(NUMBERS)),
+    }
+
+
+def _worst(verdicts: tuple[Any, ...]) -> str:
+    names = [verdict_name(v) for v in verdicts]
+    return "violated" if "violated" in names else "unknown"
+
+
+def _progress(step: str) -> None:
+    if sys.stderr.isatty():
+        print(f"fxoracle: {step}...", file=sys.stderr, flush=True)
+
+
+def run_verify(path: Path, dynamic: bool = False, split: str | None = None) -> VerifyReport:
+    """Load and capture the model file, then run the pipeline; bad input is `FxOracleError`."""
     model_file = load_model_file(path)
+    _progress("capture")
     t0 = time.perf_counter()
     captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic or dynamic)
-    t1 = time.perf_counter()
-    search = search_regions(captured.gm.graph, captured.tracker)
-    t2 = time.perf_counter()
-    return VerifyReport(
-        model=path.name,
-        nodes=len(captured.gm.graph.nodes),
-        groups=_group_reports(search),
-        refused_roots=sum(len(g.claimed_roots) for g in search.expansion.groups),
-        capture_s=t1 - t0,
-        expand_s=t2 - t1,
-    )
-
-
-def _group_reports(search: RegionSearch) -> tuple[GroupReport, ...]:
-    kept: list[GroupExpansion] = [g for g in search.expansion.groups if g.kept]
-    return tuple(GroupReport(tuple(tuple(search.names(r)) for r in g.regions)) for g in kept)
+    capture_s = time.perf_counter() - t0
+    nodes = len(captured.gm.graph.nodes)
+    result = run_pipeline(captured.gm, captured.tracker, split=split, progress=_progress)
+    calls = sum(1 for n in captured.gm.graph.nodes if n.target is INVOKE)
+    return VerifyReport(path.name, nodes, result, calls, capture_s)
 
 
 def render_text(report: VerifyReport) -> str:
-    """The human report: graph size, then each group as regions x nodes with its first region."""
+    """Graph size; each group with its regions' fate; the proofs; each check; timings."""
+    r = report.result
     lines = [f"fxoracle verify: {report.model}", f"  graph: {report.nodes} nodes"]
-    lines.append(f"  region groups: {len(report.groups)}")
-    for i, g in enumerate(report.groups):
-        lines.append(f"  group {i}: {len(g.regions)} regions x {len(g.regions[0])} nodes")
-        for region in g.regions:
-            lines.append("    [" + ", ".join(region) + "]")
-    lines.append(f"  capture {report.capture_s:.2f} s, expand {report.expand_s:.3f} s")
+    kept = r.search.expansion.kept_regions()
+    lines.append(f"  region groups: {len(kept)}")
+    for i, group in enumerate(kept):
+        lines.append(f"  group {i}: {len(group)} regions x {len(group[0])} nodes")
+        lines.append("    representative: [" + ", ".join(r.search.names(group[0])) + "]")
+        lines.extend(f"    {line}" for line in _fates(r, i))
+    lines.append(f"  subgraphs: {len(r.dedup.subgraphs)}, invoke calls: {report.invoke_calls}")
+    lines.append("  checks:")
+    lines.extend(f"    {line}" for line in r.check.render_text().splitlines()[:-1])
+    if r.split is not None:
+        lines.append(f"  split ({r.split.policy}): {len(r.split.partitions)} partitions")
+        lines.extend(f"    {line}" for line in r.split.check.render_text().splitlines()[:-1])
+    steps = ", ".join(f"{k.removesuffix('_s')} {v:.2f} s" for k, v in r.timings.items())
+    lines.append(f"  time: capture {report.capture_s:.2f} s, {steps}")
     lines.append(f"  ok: {str(report.ok).lower()}")
     return "\n".join(lines) + "\n"
+
+
+def _fates(r: PipelineResult, group: int) -> list[str]:
+    found = [(x.region, f"region {x.region}: replaced by {x.invoke} ({x.subgraph})")
+             for x in r.dedup.replaced if x.group == group]  # fmt: skip
+    for x in r.dedup.refused:
+        if x.group == group:
+            where = "all regions" if x.region is None else f"region {x.region}"
+            detail = f" ({x.detail})" if x.detail else ""
+            found.append((x.region or 0, f"{where}: refused, {x.reason}{detail}"))
+    return [text for _, text in sorted(found)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,8 +32,62 @@ def test_verify_bundled_example_json(tmp_path: Path, capsys: pytest.CaptureFixtu
     groups = report["region_groups"]
     assert len(groups) == 1 and len(groups[0]) >= 3
     assert len({len(r) for r in groups[0]}) == 1, "EXP-6: regions of a group have equal length"
+    assert set(report) == SCHEMA
+    assert report["invoke_calls"] == len(groups[0]) == len(report["replaced"])
+    (count,) = report["subgraphs"].values()
+    assert count >= len(groups[0][0]) + 2, "the representative plus placeholders and output"
+    assert report["checks"] == dict.fromkeys(CHECKS, "holds")
+    assert all(k.endswith("_s") for k in report["timings"])
     text = capsys.readouterr().out
     assert "region groups: 1" in text and f"{len(groups[0])} regions x" in text
+
+
+SCHEMA = {"model", "nodes", "region_groups", "subgraphs", "invoke_calls", "replaced", "refused",
+          "checks", "obligations", "ok", "timings"}  # fmt: skip
+CHECKS = ("acyclic", "dependencies_preserved", "shapes_proven", "outputs_match")
+EXAMPLES = Path(__file__).resolve().parent.parent / "checker" / "examples"
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main([*argv, "--json", "-"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_verify_dynamic_example_proves_shapes(capsys: pytest.CaptureFixture[str]) -> None:
+    """CHK-5 on the bundled dynamic example: symbolic sizes proved equal at every call."""
+    code, report = _json(["verify", str(EXAMPLES / "dynamic_mlp.py")], capsys)
+    assert code == 0 and report["checks"]["shapes_proven"] == "holds"
+    assert report["invoke_calls"] >= 2
+
+
+def test_verify_refusals_carry_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    """RPL-7: refused regions are reported with their invariant id and reason."""
+    code, report = _json(["verify", str(CORPUS / "d05_input_mutation.py")], capsys)
+    assert code == 0
+    assert {r["id"] for r in report["refused"]} == {"RPL-7"}
+    assert all(r["reason"].startswith("RPL-7: ") and r["nodes"] for r in report["refused"])
+
+
+def test_verify_exit_1_when_a_check_is_not_proved(capsys: pytest.CaptureFixture[str]) -> None:
+    """Fake CUDA graph on a CPU machine: numbers are unknown, so the run is not ok (exit 1)."""
+    code, report = _json(["verify", str(CORPUS / "own_fake_cuda_block.py")], capsys)
+    assert code == 1 and report["ok"] is False
+    assert report["checks"]["outputs_match"] == "unknown"
+
+
+@pytest.mark.parametrize("policy", ["per-region", "every-7"])
+def test_verify_split_policies(policy: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--split` splits the deduplicated module and checks the split too."""
+    code, report = _json(["verify", "--split", policy], capsys)
+    assert code == 0 and report["split"]["policy"] == policy
+    assert len(report["split"]["partitions"]) >= 2
+    assert report["split"]["checks"] == dict.fromkeys(CHECKS, "holds")
+
+
+def test_verify_bad_split_policy_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", "--split", "every-0"]) == 2
+    assert "every-N" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", sorted(BAD_MODELS))
