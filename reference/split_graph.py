@@ -19,6 +19,8 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import free_symbols
 
 from reference.errors import FxOracleError
+from reference.keys import flat_node_args
+from reference.mutation import mutated_positions
 
 NodeIndex = NewType("NodeIndex", int)
 PartitionId = NewType("PartitionId", int)
@@ -74,6 +76,7 @@ class NodeFacts:
     symbols: tuple[SymbolUse, ...] = ()
     closes: NodeIndex | None = None
     grad_enabled: bool | None = None
+    mutates: tuple[NodeIndex, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +188,16 @@ def _node_facts(
         symbols=tuple(SymbolUse(s, definers.get(s)) for s in symbol_names(node)),
         closes=closes,
         grad_enabled=cast(bool, node.args[0]) if op is StateOp.SET_GRAD else None,
+        mutates=_mutated_values(node, index),
     )
+
+
+def _mutated_values(
+    node: torch.fx.Node, index: dict[torch.fx.Node, NodeIndex]
+) -> tuple[NodeIndex, ...]:
+    """The values `node` writes in place (op schemas and names, TRK-8), for SPL-15."""
+    args = flat_node_args(node)
+    return tuple(dict.fromkeys(index[args[p]] for p in mutated_positions(node)))
 
 
 def assign_partitions(

@@ -205,10 +205,15 @@ def _orders(
         raise cycle_error(appearance, edges)
     upstream = appearance if keep_original_order else lifo
     contracts = {p.pid: grad_contract(facts, p.nodes, p.preludes) for p in partitions}
-    if not keep_original_order and keeps_grad_mode(lifo, contracts, final_grad_mode(facts)):
+    writes = mutation_edges(facts, assignment)
+    if (
+        not keep_original_order
+        and keeps_grad_mode(lifo, contracts, final_grad_mode(facts))
+        and respects(lifo, writes)
+    ):
         return upstream, lifo
     pinned = state_partitions(facts, assignment) if has_global_state(facts) else frozenset()
-    constrained = edges + position_edges(appearance, pinned)
+    constrained = edges + writes + position_edges(appearance, pinned)
     order = appearance_order(appearance, constrained)
     if order is None:
         raise cycle_error(appearance, constrained, "with global-state partitions kept in place: ")
@@ -216,3 +221,26 @@ def _orders(
         "SPL-11: repaired order changes a grad mode"
     )
     return upstream, order
+
+
+def mutation_edges(facts: GraphFacts, assignment: Sequence[PartitionId | None]) -> list[Edge]:
+    """SPL-15: a partition that mutates a value runs after the partitions that read it earlier
+    and before those that read it later (the mutation rule of SRT-6, between partitions)."""
+    users: dict[int, list[int]] = {}
+    for i, node in enumerate(facts.nodes):
+        for a in node.inputs:
+            users.setdefault(a, []).append(i)
+    found: list[Edge] = []
+    for m, node in enumerate(facts.nodes):
+        for value in node.mutates:
+            for u in users.get(value, []):
+                pm, pu = assignment[m], assignment[u]
+                if u != m and pm is not None and pu is not None and pm != pu:
+                    found.append((pu, pm) if u < m else (pm, pu))
+    return list(dict.fromkeys(found))
+
+
+def respects(order: Sequence[PartitionId], edges: Sequence[Edge]) -> bool:
+    """Every edge `(a, b)` has `a` before `b` in `order`."""
+    position = {p: i for i, p in enumerate(order)}
+    return all(position[a] < position[b] for a, b in edges)
