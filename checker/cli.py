@@ -35,10 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     verify = sub.add_parser("verify", help="capture, key, expand and report a model's regions")
-    verify.add_argument("path", nargs="?", help="model file (default: the bundled example)")
+    verify.add_argument(
+        "path", nargs="?", help="model file, .pt2 or GraphModule file (default: bundled example)"
+    )
     verify.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
     verify.add_argument("--dynamic", action="store_true", help="capture with dynamic shapes")
     verify.add_argument("--split", metavar="POLICY", help="also split: per-region or every-N")
+    verify.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
     verify.add_argument("--debug", action="store_true", help="show tracebacks")
     explain = sub.add_parser("explain", help="narrate the expansion step by step")
     explain.add_argument("path", nargs="?", help="model file (default: the bundled example)")
@@ -58,6 +61,7 @@ def write_atomically(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be read
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -79,6 +83,8 @@ def _run(args: argparse.Namespace) -> int:
             print(verify_mod.render_text(report), end="")
         if args.json:
             write_atomically(args.json, to_json(report.to_json()))
+        if args.html:
+            write_atomically(args.html, verify_mod.html_of(report))
         return 0 if report.ok else 1
     lesson = explain_mod.run_explain(path, group=args.group)
     if args.json != "-":

@@ -46,6 +46,7 @@ class PipelineResult:
     """Everything `fxoracle verify` reports about one graph."""
 
     search: RegionSearch
+    original: torch.fx.GraphModule
     dedup: DedupResult
     check: Report
     split: SplitOutcome | None
@@ -83,7 +84,7 @@ def run_pipeline(
     if split is not None:
         with _timed(timings, "split", progress):
             outcome = _split(original, gm, split)
-    return PipelineResult(search, result, report, outcome, timings)
+    return PipelineResult(search, original, result, report, outcome, timings)
 
 
 def split_policy(name: str, gm: torch.fx.GraphModule) -> Callable[[Node], int]:

@@ -16,11 +16,14 @@ from typing import Any
 
 import torch
 
+from checker.html_report import render_html
+from checker.loaders import load_any
 from checker.pipeline import PipelineResult, run_pipeline
 from checker.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, SHAPES, Report
 from checker.verdict import Holds, verdict_name
-from reference.capture import capture, load_model_file
+from reference.capture import ModelFile, capture
 from reference.model import NodeIndex
+from reference.tracker import GraphRegionTracker
 
 INVOKE = torch.ops.higher_order.invoke_subgraph
 
@@ -103,16 +106,33 @@ def _progress(step: str) -> None:
 
 
 def run_verify(path: Path, dynamic: bool = False, split: str | None = None) -> VerifyReport:
-    """Load and capture the model file, then run the pipeline; bad input is `FxOracleError`."""
-    model_file = load_model_file(path)
-    _progress("capture")
+    """Load the input (model file, `.pt2`, GraphModule file), capture or key it, then run the
+    pipeline; bad input is `FxOracleError`."""
+    _progress("load")
     t0 = time.perf_counter()
-    captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic or dynamic)
+    gm, tracker = _load(path, dynamic)
     capture_s = time.perf_counter() - t0
-    nodes = len(captured.gm.graph.nodes)
-    result = run_pipeline(captured.gm, captured.tracker, split=split, progress=_progress)
-    calls = sum(1 for n in captured.gm.graph.nodes if n.target is INVOKE)
+    nodes = len(gm.graph.nodes)
+    result = run_pipeline(gm, tracker, split=split, progress=_progress)
+    calls = sum(1 for n in gm.graph.nodes if n.target is INVOKE)
     return VerifyReport(path.name, nodes, result, calls, capture_s)
+
+
+def _load(path: Path, dynamic: bool) -> tuple[torch.fx.GraphModule, GraphRegionTracker]:
+    """A model file is captured through Dynamo (live keys); graphs are keyed from metadata."""
+    loaded = load_any(path)
+    if isinstance(loaded, ModelFile):
+        c = capture(loaded.model, loaded.example_inputs, loaded.dynamic or dynamic)
+        return c.gm, c.tracker
+    return loaded.gm, loaded.tracker
+
+
+def html_of(report: VerifyReport) -> str:
+    """The self-contained HTML page: the original graph coloured by group, each subgraph."""
+    r = report.result
+    groups = [[r.search.names(region) for region in g] for g in kept_regions(r)]
+    subgraphs = {name: sub.graph for name, sub in r.dedup.subgraphs.items()}
+    return render_html(report.to_json(), r.original.graph, groups, subgraphs)
 
 
 def render_text(report: VerifyReport) -> str:

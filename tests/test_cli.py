@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from checker.cli import main
 
@@ -130,3 +131,56 @@ def test_explain_narrates_steps(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Group 0:" in text and "-> all join" in text
     assert "refused by region 0: EXP-5" in text
     assert main(["explain", "--group", "7"]) == 2
+
+
+class _Blocks(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = x + torch.relu(layer(x))
+        return x
+
+
+def test_verify_pt2_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An exported program is keyed offline (TRK-10), deduplicated, checked and drawn."""
+    path = tmp_path / "blocks.pt2"
+    torch.manual_seed(0)
+    exported = torch.export.export(_Blocks(), (torch.randn(2, 8),))
+    torch.export.save(exported, str(path))
+    html = tmp_path / "report.html"
+    code = main(["verify", str(path), "--json", "-", "--html", str(html)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["invoke_calls"] == 3
+    assert report["checks"] == dict.fromkeys(CHECKS, "holds")
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 2
+
+
+def test_verify_corrupt_pt2_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "broken.pt2"
+    path.write_bytes(b"PK\x03\x04 not really a zip")
+    html = tmp_path / "r.html"
+    assert main(["verify", str(path), "--html", str(html)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and not html.exists()
+
+
+def test_verify_graph_module_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Python file defining `gm` and `example_inputs` is verified like a model file."""
+    path = tmp_path / "gm_file.py"
+    path.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        for _ in range(3):\n"
+        "            x = torch.sin(x) * 2 + x\n"
+        "        return x\n"
+        "gm = torch.fx.symbolic_trace(M())\n"
+        "example_inputs = (torch.randn(4),)\n"
+    )
+    code, report = _json(["verify", str(path)], capsys)
+    assert code == 0 and report["nodes"] == 11
+    assert report["checks"] == dict.fromkeys(CHECKS, "holds")
