@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("path", nargs="?", help="model file (default: the bundled example)")
     explain.add_argument("--group", type=int, help="only this group (index in the report)")
     explain.add_argument("--json", metavar="PATH", help="write the steps as JSON ('-': stdout)")
+    explain.add_argument("--html", metavar="PATH", help="draw the regions growing, step by step")
     explain.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
@@ -86,11 +87,15 @@ def _run(args: argparse.Namespace) -> int:
         if args.html:
             write_atomically(args.html, verify_mod.html_of(report))
         return 0 if report.ok else 1
-    lesson = explain_mod.run_explain(path, group=args.group)
+    lesson, original = explain_mod.run_explain(path, group=args.group)
     if args.json != "-":
         print(explain_mod.render_text(lesson), end="")
     if args.json:
         write_atomically(args.json, to_json(lesson.to_json()))
+    if args.html:
+        from checker.explain_html import render_explain_html
+
+        write_atomically(args.html, render_explain_html(lesson, original.graph))
     return 0
 
 

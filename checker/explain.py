@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import torch.fx
+
+from checker.graph_copy import copy_graph_module
 from reference.capture import Capture, capture, load_model_file
 from reference.dedup import DedupResult, deduplicate
 from reference.errors import FxOracleError
@@ -84,11 +87,13 @@ def _lesson(view: GraphView, index: int, g: GroupExpansion) -> GroupLesson:
     )
 
 
-def run_explain(path: Path, group: int | None = None) -> Lesson:
-    """Capture the model file and narrate the expansion of every kept group (or `group`)."""
+def run_explain(path: Path, group: int | None = None) -> tuple[Lesson, torch.fx.GraphModule]:
+    """Capture the model file and narrate every kept group (or `group`); also return a copy
+    of the graph as captured, before the replacement, for drawing."""
     model_file = load_model_file(path)
     captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic)
-    return lesson_of(path.name, captured, group)
+    original = copy_graph_module(captured.gm).gm
+    return lesson_of(path.name, captured, group), original
 
 
 def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:

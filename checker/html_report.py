@@ -82,18 +82,21 @@ def render_html(
     node the graph does not have.
     """
     membership = _membership(graph, groups)
-    parts = [_HEAD.format(title=html.escape(str(report.get("model", "graph")))), "<h2>Summary</h2>"]
+    parts = [
+        PAGE_HEAD.format(title=html.escape(str(report.get("model", "graph")))),
+        "<h2>Summary</h2>",
+    ]
     parts.append(_summary_table(report))
     drawing = drawing_of(graph, membership)
     parts += ["<h2>Graph</h2>", f'<p class="note">{html.escape(drawing.note)}</p>']
-    parts += [_legend(groups), _figure(svg_of(drawing, "graph"), "graph")]
+    parts += [_legend(groups), figure(svg_of(drawing, "graph"), "graph")]
     if subgraphs:
         parts.append("<h2>Subgraphs</h2>")
     for name, sub in subgraphs.items():
         sub_drawing = drawing_of(sub, {})
         note = html.escape(sub_drawing.note)
         parts += [f"<h3>{html.escape(name)}</h3>", f'<p class="note">{note}</p>']
-        parts.append(_figure(svg_of(sub_drawing, f"sub-{name}"), name))
+        parts.append(figure(svg_of(sub_drawing, f"sub-{name}"), name))
     parts.append("</body>\n</html>\n")
     return "\n".join(parts)
 
@@ -117,12 +120,12 @@ def drawing_of(graph: torch.fx.Graph, membership: Membership) -> Drawing:
     nodes = list(graph.nodes)
     if len(nodes) > FULL_LIMIT:
         return _condensed(nodes, membership)
-    boxes = tuple(_node_box(n, membership.get(n.name)) for n in nodes)
+    boxes = tuple(node_box(n, membership.get(n.name)) for n in nodes)
     edges = tuple((a.name, n.name) for n in nodes for a in unique_node_args(n))
     return Drawing(boxes, edges, f"{len(nodes)} nodes, every node drawn.")
 
 
-def _node_box(node: torch.fx.Node, place: tuple[int, int] | None) -> Box:
+def node_box(node: torch.fx.Node, place: tuple[int, int] | None) -> Box:
     tag = "" if place is None else f" (g{place[0]} r{place[1]})"
     fill = PLAIN if place is None else group_colour(place[0])
     what = _what(node)
@@ -283,7 +286,7 @@ def _arrow(a: tuple[float, float], b: tuple[float, float], ta: Text, tb: Text) -
 
 
 # -- the page ----------------------------------------------------------------------------------
-_HEAD = """<!DOCTYPE html>
+PAGE_HEAD = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -338,5 +341,5 @@ def _legend(groups: Sequence[Sequence[Sequence[str]]]) -> str:
     return '<ul class="legend">\n' + "\n".join(items) + "\n</ul>"
 
 
-def _figure(svg: str, name: str) -> str:
+def figure(svg: str, name: str) -> str:
     return f'<div class="figure" data-drawing="{html.escape(name)}">\n{svg}</div>'
