@@ -154,9 +154,9 @@ def build_subgraph(region0: Sequence[Node], plan: OutlinePlan) -> torch.fx.Graph
     for slot in plan.slots:
         if slot.flattened:
             for i in slot.flattened:
-                copies[region0[i]] = sub.placeholder(next(names))
+                copies[region0[i]] = _placeholder(sub, next(names), region0[i])
         else:
-            ph = sub.placeholder(next(names))
+            ph = _placeholder(sub, next(names), usage_node(region0, slot.usages[0]))
             by_usage.update((u, ph) for u in slot.usages)
     outputs: list[Node] = []
     for p, node in enumerate(region0):
@@ -167,6 +167,16 @@ def build_subgraph(region0: Sequence[Node], plan: OutlinePlan) -> torch.fx.Graph
             outputs.extend(_output_items(sub, node, copies[node]))
     sub.output(tuple(outputs))
     return sub
+
+
+def _placeholder(sub: torch.fx.Graph, name: str, outer: Node) -> Node:
+    """A placeholder carrying the example value of the representative's operand, so checkers
+    can compare every call's operands with the subgraph's signature (CHK-5)."""
+    ph = sub.placeholder(name)
+    value = example_value(outer)
+    if value is not None:
+        ph.meta["example_value"] = value
+    return ph
 
 
 def _copy(

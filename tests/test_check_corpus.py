@@ -166,16 +166,20 @@ def test_chk3_accepts_split_module_without_mutation(name: str) -> None:
 
 @pytest.mark.spec("CHK-4")
 def test_chk4_split_module_reorders_partitions_across_a_mutation() -> None:
-    """Upstream: with keep_original_order=False, partitions without data dependencies run in
-    reverse order (torch 2.13's split_module gives the same graph): x.add_(x) in submod_0 now
-    runs after submod_2 reads x."""
+    """Upstream: with keep_original_order=False, torch 2.13's split_module runs partitions
+    without data dependencies in reverse order: x.add_(x) in submod_0 now runs after submod_2
+    reads x. CHK-4 catches it; the reference split keeps mutation order (SPL-15) and passes."""
+    from torch.fx.passes.split_module import split_module as torch_split_module
+
     original = captured("d15_mutation_ordering.py").gm
-    split = split_module(original, None, _thirds(original).__getitem__)
+    split = torch_split_module(original, original, _thirds(original).__getitem__)
     report = check_transformation(original, split)
     assert ids(report) == {ORDERING, NUMBERS}
     assert report.verdict_of(ORDERING) == Violated(
         "CHK-4: mul must follow add_ (mutation order), but submod_2/mul runs before submod_0/add_"
     )
+    ours = split_module(original, None, _thirds(original).__getitem__)
+    assert check_transformation(original, ours).ok
 
 
 @pytest.mark.spec("CHK-13")
