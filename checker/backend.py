@@ -22,8 +22,9 @@ import torch
 import torch.fx
 from torch.utils._pytree import tree_leaves
 
+from checker.pipeline import gated_deduplicate
 from reference.capture import fresh_inputs
-from reference.dedup import DedupResult, deduplicate
+from reference.dedup import DedupResult
 from reference.errors import FxOracleError
 from reference.regions import find_identical_regions
 from reference.tracker import GraphRegionTracker, track_graph
@@ -86,10 +87,11 @@ def verify_backend(
     *,
     raise_on_failure: bool = False,
     log: Callable[[str], None] | None = None,
-    transform: Transform = deduplicate,
+    transform: Transform = gated_deduplicate,
 ) -> Backend:
-    """A `torch.compile` backend that checks `transform` (default: `reference.deduplicate`)
-    on a copy of every captured graph and returns the original graph's `forward`.
+    """A `torch.compile` backend that checks `transform` (default: `reference.deduplicate`
+    behind the checker's gate) on a copy of every captured graph and returns the original
+    graph's `forward`.
 
     Each graph's paragraph goes to `log`, by default the `fxoracle` logger (info when the check
     holds, warning otherwise). `raise_on_failure=True` raises `FxOracleError` when a check is

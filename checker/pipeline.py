@@ -74,10 +74,7 @@ def run_pipeline(
         search = search_regions(gm.graph, tracker)
     original = copy_graph_module(gm).gm
     with _timed(timings, "dedup", progress):
-        mutated = {n: tuple(p) for n, p in tracker.node_to_mutated_arg_positions.items()}
-        present = set(gm.graph.nodes)
-        deps = OrderingDeps.from_graph(gm.graph, {n: p for n, p in mutated.items() if n in present})
-        result = deduplicate(gm, tracker, gate=make_gate(gm, deps))
+        result = gated_deduplicate(gm, tracker)
     with _timed(timings, "check", progress):
         report = check_transformation(original, gm, extra_deps=result.extra_deps)
     outcome = None
@@ -85,6 +82,15 @@ def run_pipeline(
         with _timed(timings, "split", progress):
             outcome = _split(original, gm, split)
     return PipelineResult(search, original, result, report, outcome, timings)
+
+
+def gated_deduplicate(gm: torch.fx.GraphModule, tracker: GraphRegionTracker) -> DedupResult:
+    """`reference.deduplicate` with the checker's gate: no group is replaced unless the gate
+    proved it (RPL-11, CHK-11, CHK-12). fxoracle's own tools always deduplicate this way."""
+    mutated = {n: tuple(p) for n, p in tracker.node_to_mutated_arg_positions.items()}
+    present = set(gm.graph.nodes)
+    deps = OrderingDeps.from_graph(gm.graph, {n: p for n, p in mutated.items() if n in present})
+    return deduplicate(gm, tracker, gate=make_gate(gm, deps))
 
 
 def split_policy(name: str, gm: torch.fx.GraphModule) -> Callable[[Node], int]:
