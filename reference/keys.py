@@ -246,8 +246,11 @@ def flat_node_args(node: torch.fx.Node) -> list[torch.fx.Node]:
 
 
 def unique_node_args(node: torch.fx.Node) -> list[torch.fx.Node]:
-    """`flat_node_args` without repeats, first occurrence kept (the expansion's BFS order)."""
-    return list(dict.fromkeys(flat_node_args(node)))
+    """`flat_node_args` without repeats, first occurrence kept (the expansion's BFS order).
+
+    fx keeps exactly this list up to date as `all_input_nodes`, so it is read, not rebuilt.
+    """
+    return node.all_input_nodes
 
 
 def describe(key: NodeKey) -> str:
