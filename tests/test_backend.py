@@ -17,28 +17,9 @@ from checker.graph_copy import copy_graph_module
 from reference.dedup import DedupResult, deduplicate
 from reference.errors import FxOracleError
 from reference.tracker import GraphRegionTracker, track_graph
+from tests.models import Stack
 
 Compiled = Callable[..., Any]
-
-
-class Block(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lin = torch.nn.Linear(8, 8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.lin(x)) + x
-
-
-class Stack(torch.nn.Module):
-    def __init__(self, depth: int = 3) -> None:
-        super().__init__()
-        self.blocks = torch.nn.ModuleList([Block() for _ in range(depth)])
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.blocks:
-            x = block(x)
-        return x.sin()
 
 
 class TwoGraphs(torch.nn.Module):

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from checker.cli import main
+from tests.models import Stack
 
 BAD_MODELS = {
     "syntax.py": "def model(:\n",
@@ -133,22 +134,11 @@ def test_explain_narrates_steps(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "--group", "7"]) == 2
 
 
-class _Blocks(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer in self.layers:
-            x = x + torch.relu(layer(x))
-        return x
-
-
 def test_verify_pt2_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An exported program is keyed offline (TRK-10), deduplicated, checked and drawn."""
     path = tmp_path / "blocks.pt2"
     torch.manual_seed(0)
-    exported = torch.export.export(_Blocks(), (torch.randn(2, 8),))
+    exported = torch.export.export(Stack(), (torch.randn(2, 8),))
     torch.export.save(exported, str(path))
     html = tmp_path / "report.html"
     code = main(["verify", str(path), "--json", "-", "--html", str(html)])

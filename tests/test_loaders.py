@@ -13,34 +13,13 @@ from checker.loaders import LoadedGraph, load_any, load_graph_module_file, load_
 from reference import find_identical_regions
 from reference.capture import ModelFile
 from reference.errors import FxOracleError
+from tests.models import Stack
 
 BLOCK_NAMES = [
     ["linear", "relu", "add"],
     ["linear_1", "relu_1", "add_1"],
     ["linear_2", "relu_2", "add_2"],
 ]
-
-
-class Block(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lin = torch.nn.Linear(8, 8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.lin(x)) + x
-
-
-class Stack(torch.nn.Module):
-    """Three identical blocks in a loop, then one more op."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.blocks = torch.nn.ModuleList([Block() for _ in range(3)])
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.blocks:
-            x = block(x)
-        return x.sin()
 
 
 def _region_names(loaded: LoadedGraph) -> list[list[list[str]]]:
