@@ -1,0 +1,164 @@
+"""The differential oracle on the corpus (spec chapter 08, DIF): torch 2.13's wrong results are
+blamed on torch with a repro that fails on torch's side, torch-right models agree, and a
+planted bug in a user's implementation is caught and blamed on it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from checker.diff import DiffReport, render_text, run_diff
+from checker.shrink import fails_with_assertion
+from tests.torch_side import CORPUS_DIR
+
+pytestmark = [pytest.mark.torch_diff, pytest.mark.filterwarnings("ignore")]
+
+TORCH_RIGHT = [
+    "d01_single_subgraph",
+    "d02_single_subgraph2",
+    "d16_tuple_return",
+    "d17_tuple_inputs",
+    "b3_shared_input_reversed",
+    "own_dynamic",
+    "own_tuple_chunk",
+    "own_views_reshape",
+    "own_residual_mlp",
+    "t01_single_region_group",
+]
+
+
+def _kinds(report: DiffReport) -> list[tuple[str, str, str]]:
+    return [(d.component, d.kind, d.wrong) for g in report.graphs for d in g.divergences]
+
+
+@pytest.mark.spec("DIF-4", "DIF-8")
+@pytest.mark.parametrize("stem", ["b1_float_constants", "b2_targets", "b3_shared_input"])
+def test_dif8_torch_wrong_results_blame_torch_with_a_repro_that_fails_on_torch(
+    stem: str, tmp_path: Path
+) -> None:
+    """B1, B2, B3: a dedup divergence, wrong = torch, and a repro of a few dozen lines that
+    imports only torch and fails with AssertionError when run as a script."""
+    report = run_diff([CORPUS_DIR / f"{stem}.py"], "torch", "dedup", repro_dir=tmp_path)
+    assert _kinds(report) == [("dedup", "graph", "torch")]
+    assert "numbers differ" in report.graphs[0].divergences[0].detail
+    repro = report.graphs[0].repro
+    assert repro is not None
+    text = Path(repro).read_text()
+    assert len(text.splitlines()) <= 45
+    imports = [ln.split()[1] for ln in text.splitlines() if ln.startswith(("import ", "from "))]
+    assert set(imports) <= {"torch", "__future__"}
+    ran = subprocess.run([sys.executable, repro], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "AssertionError" in ran.stderr, ran.stderr[-2000:]
+
+
+@pytest.mark.spec("DIF-2", "DIF-3")
+def test_dif3_agreement_where_torch_is_right() -> None:
+    """Every component agrees on corpus models where torch 2.13 is right (no grad-mode or
+    autocast switch: torch's split_module mishandles those, see below)."""
+    report = run_diff([CORPUS_DIR / f"{s}.py" for s in TORCH_RIGHT], "torch", "all")
+    assert report.agree, render_text(report)
+
+
+@pytest.mark.spec("DIF-4")
+def test_dif4_b13_b4_and_grad_mode_switches_blame_torch() -> None:
+    """B13 (wrong result), B4 (overlapping groups), SRT-8 (dedup moves a call across a
+    grad-mode switch), B6 (split leaks grad mode), partition_affix KeyError (SPL-2)."""
+    files = ["own_inplace_inside", "b4_overlap", "own_grad_modes"]
+    report = run_diff([CORPUS_DIR / f"{s}.py" for s in files], "torch", "all")
+    inplace, overlap, grad = report.graphs
+    assert ("dedup", "graph", "torch") in _kinds(DiffReport("torch", "all", (inplace,)))
+    assert ("tracker", "regions", "torch") in _kinds(DiffReport("torch", "all", (overlap,)))
+    assert "g2 is in group 0 region 0 and in group 1 region 1" in overlap.divergences[0].detail
+    by_case = {(d.component, d.case): d for d in grad.divergences}
+    assert by_case["dedup", ""].wrong == "torch" and "CHK-4" in by_case["dedup", ""].detail
+    leak = by_case["split", "each, keep_original_order=False"]
+    assert leak.wrong == "torch" and "requires_grad" in leak.detail
+    affix = by_case["split", "thirds, keep_original_order=False, partition_affix='p'"]
+    assert (affix.kind, affix.wrong) == ("crash", "torch") and "KeyError" in affix.detail
+
+
+@pytest.mark.spec("DIF-4", "DIF-5")
+def test_dif5_split_module_ignores_mutation_order() -> None:
+    """Dedup, regions and sort agree on models with in-place ops, but torch's split_module
+    (default order) runs a partition that reads a tensor before the one that mutates it."""
+    files = ["d05_input_mutation", "d15_mutation_ordering"]
+    report = run_diff([CORPUS_DIR / f"{s}.py" for s in files], "torch", "all")
+    for graph in report.graphs:
+        assert graph.divergences, graph.graph
+        for d in graph.divergences:
+            assert (d.component, d.wrong) == ("split", "torch"), d
+            assert "keep_original_order=False" in d.case and "numbers differ" in d.detail
+
+
+@pytest.mark.spec("DIF-10")
+def test_dif10_json_schema_and_determinism() -> None:
+    paths = [CORPUS_DIR / "b3_shared_input.py", CORPUS_DIR / "d02_single_subgraph2.py"]
+    one = run_diff(paths[:1], "torch", "dedup").to_json()
+    assert set(one) == {"against", "graph", "agree", "divergences", "repro"}
+    assert one["agree"] is False and one["repro"] is None
+    for d in cast(list[dict[str, str]], one["divergences"]):
+        assert set(d) == {"component", "kind", "wrong", "detail"}
+        assert d["wrong"] in ("torch", "reference", "unknown")
+    two = run_diff(paths, "torch", "dedup").to_json()
+    assert set(two) == {"against", "agree", "graphs", "summary"}
+    assert two["summary"] == {"graphs": 2, "agree": 1, "by_wrong": {"torch": 1},
+                              "by_component": {"dedup": 1}}  # fmt: skip
+    assert json.dumps(two, sort_keys=True) == json.dumps(
+        run_diff(paths, "torch", "dedup").to_json(), sort_keys=True
+    )
+
+
+PLANTED = '''
+from checker.impls import ReferenceImpl
+
+
+class DropsADep(ReferenceImpl):
+    """A planted bug: the sort ignores every extra dependency."""
+
+    def stable_sort(self, graph, deps):
+        super().stable_sort(graph, {})
+
+
+class OnlySplit:
+    """A planted bug: the split module scales its first output by 1.001."""
+
+    def split(self, gm, callback, keep_original_order, partition_affix):
+        import operator
+
+        from reference.split import split_module
+
+        split = split_module(gm, None, callback, keep_original_order=keep_original_order)
+        out = next(n for n in split.graph.nodes if n.op == "output")
+        with split.graph.inserting_before(out):
+            bumped = split.graph.call_function(operator.mul, (out.args[0][0], 1.001))
+        out.args = ((bumped, *out.args[0][1:]),)
+        split.recompile()
+        return split
+'''
+
+
+@pytest.mark.spec("DIF-1", "DIF-7")
+def test_dif1_planted_bugs_in_a_users_implementation_are_blamed_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Quality test: a user's `module:attr` with planted bugs; only the parts it implements
+    are compared, the divergences name it, and the shrunk repro still fails."""
+    (tmp_path / "planted_impls.py").write_text(PLANTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = CORPUS_DIR / "d15_mutation_ordering.py"
+    report = run_diff([model], "planted_impls:DropsADep", "sort", repro_dir=tmp_path / "r")
+    assert {d.wrong for d in report.graphs[0].divergences} == {"planted_impls:DropsADep"}
+    assert "comes before its dependency" in report.graphs[0].divergences[0].detail
+    repro = report.graphs[0].repro
+    assert repro is not None and fails_with_assertion(Path(repro))
+    split = run_diff([CORPUS_DIR / "own_residual_mlp.py"], "planted_impls:OnlySplit", "all")
+    found = split.graphs[0].divergences
+    assert found and {(d.component, d.wrong) for d in found} == {
+        ("split", "planted_impls:OnlySplit")
+    }
+    sys.modules.pop("planted_impls", None)
