@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.fx
 
-from reference.deps import OrderingDeps
+from reference.deps import AUTOCAST_TARGETS, GRAD_MODE_TARGET, OrderingDeps
 from reference.facts import ValueFacts
 from reference.order import stable_topological_sort
 from reference.outline import OutlinePlan, build_subgraph, external_usages, plan_outline
@@ -89,7 +89,8 @@ def outline_groups(
     present = set(graph.nodes)
     positions = {n: tuple(sorted(p)) for n, p in mutated.items() if n in present}
     deps = OrderingDeps.from_graph(graph, positions, pin_grad_mode=pin_grad_mode)
-    run = _Run(gm, ValueFacts(graph, mutated), deps, gate)
+    pinned = AUTOCAST_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
+    run = _Run(gm, ValueFacts(graph, mutated, pinned), deps, gate)
     for index, group in enumerate(groups):
         run.outline_group(index, group)
     stable_topological_sort(graph, deps.as_mapping())

@@ -8,6 +8,7 @@ takes over the facts of the value it replaces (RPL-10), so later regions see the
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Mapping
 
 import torch
@@ -22,8 +23,16 @@ Node = torch.fx.Node
 class ValueFacts:
     """Graph positions, mutated positions, writers of each value, and storages (cached)."""
 
-    def __init__(self, graph: torch.fx.Graph, mutated: Mapping[Node, Iterable[int]]) -> None:
+    def __init__(
+        self,
+        graph: torch.fx.Graph,
+        mutated: Mapping[Node, Iterable[int]],
+        pinned: Iterable[Callable[..., object]] = (),
+    ) -> None:
         self.rank: dict[Node, int] = {n: i for i, n in enumerate(graph.nodes)}
+        targets = tuple(pinned)
+        self.pinned = [n for n in graph.nodes if n.target in targets]
+        self.pinned_ranks = [self.rank[n] for n in self.pinned]
         self.mutated: dict[Node, frozenset[int]] = {
             n: frozenset(p) for n, p in mutated.items() if n in self.rank
         }
@@ -41,6 +50,13 @@ class ValueFacts:
             value = example_value(node)
             self._storage[node] = _storage_ref(value) if isinstance(value, torch.Tensor) else None
         return self._storage[node]
+
+    def pin_between(self, nodes: Iterable[Node]) -> Node | None:
+        """RPL-16: a pinned global-state node strictly inside the span of `nodes`, if any."""
+        ranks = [self.rank[n] for n in nodes]
+        k = bisect.bisect_right(self.pinned_ranks, min(ranks))
+        inside = k < len(self.pinned_ranks) and self.pinned_ranks[k] < max(ranks)
+        return self.pinned[k] if inside else None
 
     def take_over(self, old: Node, new: Node, erased: Iterable[Node]) -> None:
         """RPL-10: `new` replaces `old`; writers inside the replaced region are gone."""

@@ -34,6 +34,7 @@ class Reason(StrEnum):
     ALIASING = "RPL-8: inputs or outputs of the region share storage"
     WIRING = "RPL-6: the region's internal wiring differs from the representative's"
     SPLIT_MUTATION = "RPL-9: a value the region uses is mutated outside it, between its nodes"
+    SPANS_PIN = "RPL-16: the region spans a pinned global-state node (autocast or grad switch)"
     GATE = "RPL-11: the checker did not prove the replacement safe"
 
 
@@ -60,6 +61,9 @@ def refusal(
     """Why `region` cannot be replaced with the plan's subgraph, or None (RPL-6..RPL-9)."""
     if wiring(region) != reference:
         return Reason.WIRING, "argument sources differ from region 0"
+    pin = facts.pin_between(region)
+    if pin is not None:
+        return Reason.SPANS_PIN, f"{pin.name} lies between the region's nodes"
     for slot in plan.slots:
         for u in slot.usages:
             if u.arg in facts.mutated.get(region[u.node], frozenset()):
@@ -127,7 +131,7 @@ def replace_region(
     for p in plan.outputs:
         node = region[p]
         if is_tuple_node(node):
-            erased |= _replace_tuple_output(graph, node, index, invoke, facts)
+            erased |= _replace_tuple_output(graph, node, index, invoke, (facts, deps))
         else:
             item = graph.create_node("call_function", operator.getitem, (invoke, index), {})
             node.replace_all_uses_with(item, propagate_meta=True)
@@ -154,7 +158,11 @@ def _getitem_users(node: Node) -> list[tuple[Node, int]]:
 
 
 def _replace_tuple_output(
-    graph: torch.fx.Graph, node: Node, index: int, invoke: Node, facts: ValueFacts
+    graph: torch.fx.Graph,
+    node: Node,
+    index: int,
+    invoke: Node,
+    state: tuple[ValueFacts, OrderingDeps],
 ) -> set[Node]:
     """Re-point each getitem chain on a tuple output to the call's flattened output (RPL-3).
 
@@ -172,7 +180,9 @@ def _replace_tuple_output(
                 "call_function", operator.getitem, (invoke, index + spec[path]), {}
             )
         item.replace_all_uses_with(out, propagate_meta=True)
+        facts, deps = state
         facts.take_over(item, out, ())
+        deps.redirect(item, out, inherit=True)  # the getitem may sit outside the region
         graph.erase_node(item)
         erased.add(item)
     graph.erase_node(node)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.fx
 
-from reference.capture import Capture, capture
+from reference.capture import Capture, capture, fresh_inputs
 from reference.dedup import DedupResult, deduplicate
 from reference.facts import ValueFacts
 from reference.outline import OutlinePlan, plan_outline
@@ -191,3 +191,51 @@ def test_rpl12_no_reference_to_erased_nodes() -> None:
     assert replaced and not any(n in live for n in region_nodes if n.name in replaced)
     for node, deps in result.extra_deps.items():
         assert node in live and all(d in live for d in deps)
+
+
+def _r1_block(h: torch.Tensor, s: float) -> torch.Tensor:
+    t = h * 1.5
+    a, b = t.chunk(2, dim=-1)
+    t = torch.cat([b * s, a], dim=-1)
+    return t + h
+
+
+def _r1(x0: torch.Tensor) -> torch.Tensor:
+    h1 = _r1_block(_r1_block(x0, 0.5), 3.0)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        pass
+    return h1
+
+
+def test_rpl12_erased_getitem_outside_the_region_keeps_its_deps() -> None:
+    """RPL-12 (fuzz finding R1): replacing a tuple output erases its getitems, also one that an
+    earlier group kept outside as an operand; its autocast pin moves to the new getitem."""
+    x = torch.randn(4, 8, dtype=torch.float64, requires_grad=True)
+    c = capture(_r1, (x,), dynamic=True)
+    want = c.gm(*fresh_inputs(c.example_inputs))
+    result = deduplicate(c.gm, c.tracker)
+    assert len(result.replaced) == 4 and not result.refused
+    torch.testing.assert_close(c.gm(*fresh_inputs(c.example_inputs)), want)
+
+
+def _r2_block(h: torch.Tensor, f: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    return f(h).sigmoid()
+
+
+def _r2(x0: torch.Tensor, x1: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    h1 = _r2_block(_r2_block(x0, torch.cos), torch.sin)
+    with torch.no_grad():
+        h2 = _r2_block(x1, torch.cos)
+    return _r2_block(h1, torch.sin), h2
+
+
+def test_rpl16_region_spanning_a_grad_switch_is_refused() -> None:
+    """RPL-16 (fuzz finding R2): a region whose nodes lie on both sides of a pinned grad switch
+    cannot become one call without a cycle, so it is refused instead of failing the sort."""
+    x0, x1 = torch.randn(4, 8), torch.randn(4, 8)
+    c = capture(_r2, (x0, x1))
+    want = c.gm(x0, x1)
+    result = deduplicate(c.gm, c.tracker)
+    assert [r.reason for r in result.refused] == [Reason.SPANS_PIN]
+    assert "_set_grad_enabled" in result.refused[0].detail
+    torch.testing.assert_close(c.gm(x0, x1), want)
