@@ -89,12 +89,14 @@ def match_graphs(original: FlatGraph, transformed: FlatGraph) -> Matching:
     """Pair every node of `original` with one of `transformed` (CHK-3)."""
     table: dict[Hashable, int] = {}
     ours, theirs = classes(original, table), classes(transformed, table)
+    skip_ours, skip_theirs = noop_switches(original), noop_switches(transformed)
     free: dict[int, deque[int]] = {}
     for j, c in enumerate(theirs):
-        free.setdefault(c, deque()).append(j)
+        if j not in skip_theirs:
+            free.setdefault(c, deque()).append(j)
     pairs: dict[int, int] = {}
     for i, c in enumerate(ours):
-        if free.get(c):
+        if i not in skip_ours and free.get(c):
             pairs[i] = free[c].popleft()
     return Matching(pairs, _verdict(original, transformed, pairs, (ours, theirs)))
 
@@ -111,7 +113,17 @@ def _verdict(
         return Violated(f"CHK-3: {_explain(original, transformed, lost, pairs)}")
     taken = set(pairs.values())
     theirs = transformed.nodes
-    extra = next((j for j, n in enumerate(theirs) if j not in taken and not _projection(n)), None)
+    present = set(cls[0])
+    extra = next(
+        (
+            j
+            for j, n in enumerate(theirs)
+            if j not in taken
+            and not _projection(n)
+            and not _replicated_state(n, cls[1][j], present)
+        ),
+        None,
+    )
     if extra is not None:
         return Violated(f"CHK-3: extra node {render(transformed, extra)} has no original")
     outs, their_outs = original.outputs, transformed.outputs
@@ -122,6 +134,32 @@ def _verdict(
             found, wanted = transformed.nodes[j].name, original.nodes[i].name
             return Violated(f"CHK-3: output {k} is {found}, which does not compute {wanted}")
     return Holds()
+
+
+STATE_TARGETS = (
+    "torch._C._set_grad_enabled",
+    "torch.amp.autocast_mode._enter_autocast",
+    "torch.amp.autocast_mode._exit_autocast",
+)
+
+
+def noop_switches(flat: FlatGraph) -> frozenset[int]:
+    """Grad switches that set the mode already in force (split re-runs them as preludes, SPL-9):
+    they change nothing, so they are neither paired nor missed (CHK-3)."""
+    mode: Hashable = None
+    found: set[int] = set()
+    for i, node in enumerate(flat.nodes):
+        if node.target == STATE_TARGETS[0]:
+            if node.consts == mode:
+                found.add(i)
+            mode = node.consts
+    return frozenset(found)
+
+
+def _replicated_state(node: FlatNode, cls: int, original_classes: set[int]) -> bool:
+    """A copy of a global-state switch the original also makes (split's preludes and
+    epilogues, SPL-9): it re-establishes a state, it computes nothing (CHK-3)."""
+    return node.target in STATE_TARGETS and cls in original_classes
 
 
 def _projection(node: FlatNode) -> bool:

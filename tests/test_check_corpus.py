@@ -206,3 +206,23 @@ def test_chk13_the_report_is_deterministic() -> None:
 def test_paths_exist() -> None:
     for name in {*OURS, *TORCH_RIGHT, *TORCH_WRONG}:
         assert Path(CORPUS_DIR / name).is_file(), name
+
+
+@pytest.mark.spec("CHK-3")
+def test_chk3_split_preludes_are_not_extra_nodes() -> None:
+    """CHK-3 (fuzz finding C1): split re-runs grad switches as preludes (SPL-9); a switch to
+    the mode already in force changes nothing and is neither paired nor reported as extra."""
+    original = captured("own_grad_modes.py").gm
+    calls = [n for n in original.graph.nodes if n.op not in ("placeholder", "output", "get_attr")]
+    position = {n: i for i, n in enumerate(calls)}
+    split = split_module(original, None, position.__getitem__)
+    preludes = [
+        n
+        for sub in split.children()
+        if isinstance(sub, torch.fx.GraphModule)
+        for n in sub.graph.nodes
+        if n.target is torch._C._set_grad_enabled
+    ]
+    assert len(preludes) > 4, "the split replicates grad switches"
+    report = check_transformation(original, split)
+    assert report.ok, report.render_text()
