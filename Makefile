@@ -31,6 +31,10 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
 
+fuzz: $(STAMP)
+	$(PY) -m checker.fuzz --minutes $(or $(MINUTES),60) --seed $(or $(SEED),0) \
+		--out fuzz-findings.json --repro-dir fuzz-repros $(ARGS)
+
 bench: $(STAMP)
 	$(PY) -m checker.bench $(ARGS)
 	$(PY) -m checker.bench_dedup

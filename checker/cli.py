@@ -43,6 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--split", metavar="POLICY", help="also split: per-region or every-N")
     verify.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
     verify.add_argument("--debug", action="store_true", help="show tracebacks")
+    diff = sub.add_parser("diff", help="diff an implementation against the reference")
+    diff.add_argument("paths", nargs="*", help="model files (default: none; use --random)")
+    diff.add_argument("--against", required=True, help="torch, torch-simple or module:attr")
+    diff.add_argument(
+        "--component", default="all", choices=["tracker", "dedup", "sort", "split", "all"]
+    )
+    diff.add_argument("--random", type=int, default=0, metavar="N", help="N random models too")
+    diff.add_argument("--seed", type=int, default=0, help="seed of the random models")
+    diff.add_argument("--repro-dir", metavar="DIR", help="where minimized repros are written")
+    diff.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
+    diff.add_argument("--debug", action="store_true", help="show tracebacks")
     explain = sub.add_parser("explain", help="narrate the expansion step by step")
     explain.add_argument("path", nargs="?", help="model file (default: the bundled example)")
     explain.add_argument("--group", type=int, help="only this group (index in the report)")
@@ -77,6 +88,8 @@ def _run(args: argparse.Namespace) -> int:
     from checker import explain as explain_mod
     from checker import verify as verify_mod
 
+    if args.command == "diff":
+        return _run_diff(args)
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
     if args.command == "verify":
         report = verify_mod.run_verify(path, dynamic=args.dynamic, split=args.split)
@@ -97,6 +110,22 @@ def _run(args: argparse.Namespace) -> int:
 
         write_atomically(args.html, render_explain_html(lesson, original.graph))
     return 0
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    """0: both sides agree; 1: a divergence (the report says which side is wrong)."""
+    from checker.diff import render_text, run_diff
+
+    if not args.paths and args.random <= 0:
+        raise FxOracleError("diff: give model files and/or --random N")
+    repro_dir = Path(args.repro_dir) if args.repro_dir else None
+    paths = [Path(p) for p in args.paths]
+    report = run_diff(paths, args.against, args.component, args.random, args.seed, repro_dir)
+    if args.json != "-":
+        print(render_text(report), end="")
+    if args.json:
+        write_atomically(args.json, to_json(report.to_json()))
+    return 0 if report.agree else 1
 
 
 @contextmanager

@@ -174,3 +174,26 @@ def test_verify_graph_module_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, report = _json(["verify", str(path)], capsys)
     assert code == 0 and report["nodes"] == 11
     assert report["checks"] == dict.fromkeys(CHECKS, "holds")
+
+
+def test_diff_cli_agrees_where_torch_is_right(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fxoracle diff` exits 0 when both sides agree; `--json -` carries only JSON."""
+    code, report = _json(
+        ["diff", str(CORPUS / "t01_single_region_group.py"), "--against", "torch",
+         "--component", "tracker"], capsys)  # fmt: skip
+    assert code == 0 and report["agree"] is True and report["divergences"] == []
+
+
+def test_diff_cli_blames_torch_on_b2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 on a divergence; the report names the wrong side and writes a repro."""
+    argv = ["diff", str(CORPUS / "b2_targets.py"), "--against", "torch", "--component", "dedup",
+            "--repro-dir", str(tmp_path)]  # fmt: skip
+    code, report = _json(argv, capsys)
+    assert code == 1 and report["agree"] is False
+    assert {d["wrong"] for d in report["divergences"]} == {"torch"}
+    assert report["repro"] and Path(report["repro"]).is_file()
+
+
+def test_diff_cli_needs_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--against", "torch"]) == 2
+    assert "--random" in capsys.readouterr().err
