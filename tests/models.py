@@ -1,8 +1,12 @@
-"""Small modules shared by several test files."""
+"""Small modules and graph builders shared by several test files."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
+import torch.fx
 
 
 class Block(torch.nn.Module):
@@ -27,3 +31,11 @@ class Stack(torch.nn.Module):
         for block in self.blocks:
             x = block(x)
         return x.sin()
+
+
+def call(
+    g: torch.fx.Graph, name: str, target: Callable[..., Any] | str, *args: Any
+) -> torch.fx.Node:
+    """A call_method (string target) or call_function node with a chosen name."""
+    op = "call_method" if isinstance(target, str) else "call_function"
+    return g.create_node(op, target, args, name=name)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import pytest
 import torch
@@ -28,18 +27,13 @@ from reference.outline import plan_outline
 from reference.regions import find_identical_regions
 from reference.replace import Reason
 from reference.tracker import track_graph
+from tests.models import call
 from tests.views import names, view
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 Node = torch.fx.Node
 GM = torch.fx.GraphModule
-
-
-def call(g: torch.fx.Graph, name: str, target: Callable[..., Any] | str, *args: Any) -> Node:
-    """A call_method (string target) or call_function node with a chosen name."""
-    op = "call_method" if isinstance(target, str) else "call_function"
-    return g.create_node(op, target, args, name=name)
 
 
 # ---- 01 the key ------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ hand where possible: the whole file runs in a few seconds.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import pytest
 import sympy
@@ -29,6 +28,7 @@ from reference.errors import FxOracleError
 from reference.order import stable_topological_sort
 from reference.split import split_module
 from reference.split_plan import plan_split
+from tests.models import call
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -48,12 +48,6 @@ def child(gm: GM, name: str) -> GM:
 
 def order(gm: GM) -> list[str]:
     return [n.name for n in gm.graph.nodes]
-
-
-def call(g: torch.fx.Graph, name: str, target: Callable[..., Any] | str, *args: Any) -> Node:
-    """A call_method (string target) or call_function node with a chosen name."""
-    op = "call_method" if isinstance(target, str) else "call_function"
-    return g.create_node(op, target, args, name=name)
 
 
 # ---- 01 the key ------------------------------------------------------------------------------
