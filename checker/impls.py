@@ -1,5 +1,4 @@
-"""Implementations under test and what each part is run on (spec chapter 08, DIF-1, DIF-2,
-DIF-5).
+"""Implementations under test (spec chapter 08, DIF-1 and DIF-2).
 
 An implementation is any object with some of four parts, each a `Protocol`:
 
@@ -10,29 +9,32 @@ An implementation is any object with some of four parts, each a `Protocol`:
 
 The region finder and the deduplicator take a model file because torch's need Dynamo (its
 tracker keys nodes while Dynamo builds them); the sort and the splitter take graphs: scrambles
-of the captured graph (`sort_input`) and partition policies (`SplitCase`). Built in:
-`reference`, `torch` (torch 2.13: its tracker and the raw output of `apply_graph_deduplication`,
-`_stable_topological_sort`, `split_module`) and `torch-simple` (`split_module_simple`).
-`load_impl("pkg.mod:attr")` loads a user's object (a class is instantiated). A part may raise
-`NotImplementedError` for a case it does not support: that case is skipped. This module
-touches torch objects, so `Any` appears where they cross its edge.
+of the captured graph and partition policies (`checker.cases`). Built in: `reference`, `torch`
+(torch 2.13: its tracker and the raw output of `apply_graph_deduplication`, observed by
+`checker.torch_dedup`, `_stable_topological_sort`, `split_module`) and `torch-simple`
+(`split_module_simple`). `load_impl("pkg.mod:attr")` loads a user's object (a class is
+instantiated). A part may raise `NotImplementedError` for a case it does not support: that
+case is skipped. This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
 
 import importlib
 import itertools
-import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
-from unittest import mock
 
 import torch
 import torch.fx
 
+# re-exported: tests and the repros written by `checker.shrink` import these from here
+from checker.cases import HOSTILE_SPLIT_CASES as HOSTILE_SPLIT_CASES
+from checker.cases import PARTITIONED
+from checker.cases import SPLIT_CASES as SPLIT_CASES
+from checker.cases import SplitCase as SplitCase
+from checker.cases import partition_ids as partition_ids
 from reference.errors import FxOracleError
 
 Node = torch.fx.Node
@@ -123,8 +125,8 @@ class ReferenceImpl(_Captures):
         mf = load_model_file(path)
         c = capture(mf.model, mf.example_inputs, mf.dynamic)
         original = copy_graph_module(c.gm).gm
-        groups = _names(find_identical_regions(c.gm.graph, c.tracker))
-        buckets = _buckets(c.tracker.key_to_duplicates.values())
+        groups = region_names(find_identical_regions(c.gm.graph, c.tracker))
+        buckets = bucket_names(c.tracker.key_to_duplicates.values())
         done = deduplicate(c.gm, c.tracker)
         return DedupOutput(original, c.gm, c.example_inputs, groups, done.extra_deps, buckets)
 
@@ -149,9 +151,13 @@ class TorchImpl(_Captures):
     label = "torch"
 
     def _dedup(self, path: Path) -> DedupOutput:
-        return _torch_dedup(path)
+        from checker.torch_dedup import torch_dedup  # here: that module imports this one
+
+        return torch_dedup(path)
 
     def find_regions(self, path: Path) -> RegionGroups:
+        from checker.torch_dedup import TorchCrash
+
         try:
             return self.deduplicate(path).groups
         except TorchCrash as e:
@@ -206,78 +212,18 @@ def _autocast_targets() -> tuple[object, ...]:
     return (_enter_autocast, _exit_autocast)
 
 
-def _names(groups: Sequence[Sequence[Sequence[Node]]]) -> RegionGroups:
+def region_names(groups: Sequence[Sequence[Sequence[Node]]]) -> RegionGroups:
+    """Region groups of nodes as region groups of node names."""
     return tuple(tuple(tuple(n.name for n in region) for region in group) for group in groups)
 
 
-def _buckets(buckets: Iterable[Sequence[Node]]) -> Buckets:
+def bucket_names(buckets: Iterable[Sequence[Node]]) -> Buckets:
+    """A tracker's buckets of key-equal nodes as node names, those of 2 or more nodes only."""
     return tuple(tuple(n.name for n in b) for b in buckets if len(b) > 1)
 
 
-class TorchCrash(Exception):
-    """torch raised while capturing or deduplicating; `groups` are the region groups its pass
-    had found, if it got that far."""
-
-    def __init__(self, message: str, groups: RegionGroups | None = None) -> None:
-        super().__init__(message)
-        self.groups = groups
-
-
-def _torch_dedup(path: Path) -> DedupOutput:
-    """Capture `path` with torch's dedup on and observe `apply_graph_deduplication`: the graph
-    before (copied), the region groups it asked for, the graph right after (copied)."""
-    from reference.capture import load_model_file
-
-    mf = load_model_file(path)
-    seen: list[DedupOutput] = []
-    asked: list[RegionGroups] = []
-    flags = {"use_graph_deduplication": True, "inline_single_use_invoke_subgraph": False}
-    torch._dynamo.reset()
-    try:
-        with torch._dynamo.config.patch(flags), _observed(seen, asked):
-            compiled = torch.compile(mf.model, backend="eager", fullgraph=True, dynamic=mf.dynamic)
-            compiled(*mf.example_inputs)
-    except Exception as e:  # torch crashed on this model: the diff reports it
-        raise TorchCrash(f"{type(e).__name__}: {_first_line(e)}", *asked[:1]) from e
-    finally:
-        torch._dynamo.reset()
-    if len(seen) != 1:
-        raise FxOracleError(f"{path}: torch produced {len(seen)} graphs, expected exactly one")
-    return seen[0]
-
-
-@contextmanager
-def _observed(sink: list[DedupOutput], asked: list[RegionGroups]) -> Iterator[None]:
-    import torch._dynamo.output_graph as output_graph
-
-    from checker.graph_copy import copy_graph_module
-    from reference.capture import snapshot
-
-    original = getattr(output_graph, "apply_graph_deduplication")  # noqa: B009
-
-    def observe(out: Any) -> dict[str, torch.fx.GraphModule]:
-        before = copy_graph_module(torch.fx.GraphModule(dict(out.nn_modules), out.graph)).gm
-        inputs = tuple(snapshot(arg.example) for arg in out.graphargs)
-        tracker = out.region_tracker
-        buckets = _buckets(tracker.hash_to_duplicates.values())
-        find = tracker.get_identical_regions
-
-        def spy(graph: torch.fx.Graph) -> list[list[list[Node]]]:
-            found = cast(list[list[list[Node]]], find(graph))
-            asked.append(_names(found))
-            return found
-
-        with mock.patch.object(tracker, "get_identical_regions", spy):
-            result = cast(dict[str, torch.fx.GraphModule], original(out))
-        after = copy_graph_module(torch.fx.GraphModule(dict(out.nn_modules), out.graph)).gm
-        sink.append(DedupOutput(before, after, inputs, asked[0] if asked else (), None, buckets))
-        return result
-
-    with mock.patch.object(output_graph, "apply_graph_deduplication", observe):
-        yield
-
-
-def _first_line(e: BaseException) -> str:
+def first_line(e: BaseException) -> str:
+    """The first line of `e`'s message, or `(no message)`."""
     text = str(e).strip()
     return text.splitlines()[0] if text else "(no message)"
 
@@ -298,7 +244,7 @@ def load_impl(spec: str) -> object:
     try:
         found: object = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as e:
-        raise FxOracleError(f"--against {spec}: {type(e).__name__}: {_first_line(e)}") from e
+        raise FxOracleError(f"--against {spec}: {type(e).__name__}: {first_line(e)}") from e
     impl = found() if isinstance(found, type) else found
     if not parts_of(impl):
         names = ", ".join(f"{name} ({proto.__name__})" for name, proto in PARTS)
@@ -313,86 +259,3 @@ def label_of(impl: object, spec: str) -> str:
     return {"torch": "torch", "torch-simple": "torch", "reference": "reference-copy"}.get(
         spec, spec
     )
-
-
-# -- what the graph-level parts are run on (DIF-5) ---------------------------------------------
-PARTITIONED = ("call_function", "call_method", "call_module")
-SCRAMBLES = ("reversed", "shuffle-1", "shuffle-2")
-
-
-@dataclass(frozen=True, slots=True)
-class SplitCase:
-    """One split call: a partition policy (`partition_ids`), the order flag and the affix."""
-
-    policy: str
-    keep_original_order: bool
-    affix: str | None = None
-
-    def __str__(self) -> str:
-        affix = f", partition_affix={self.affix!r}" if self.affix else ""
-        return f"{self.policy}, keep_original_order={self.keep_original_order}{affix}"
-
-
-SPLIT_CASES = (
-    SplitCase("thirds", False), SplitCase("thirds", True), SplitCase("each", False),
-    SplitCase("each", True), SplitCase("thirds", False, "p"),
-)  # fmt: skip
-HOSTILE_SPLIT_CASES = (
-    SplitCase("reverse", False), SplitCase("inputs", True), SplitCase("inputs", False),
-    SplitCase("each", True, "p"),
-)  # fmt: skip
-
-
-def partition_ids(policy: str, gm: torch.fx.GraphModule) -> dict[Node, int]:
-    """The partition of every partitioned node of `gm`: `thirds`, `each` (one node per
-    partition), `reverse` (`each` backwards) or `inputs` (nodes whose earliest graph input
-    comes later get lower ids, so appearance order is often not topological)."""
-    calls = [n for n in gm.graph.nodes if n.op in PARTITIONED]
-    n = len(calls)
-    match policy:
-        case "thirds":
-            return {c: 3 * i // n for i, c in enumerate(calls)}
-        case "each":
-            return {c: i for i, c in enumerate(calls)}
-        case "reverse":
-            return {c: n - 1 - i for i, c in enumerate(calls)}
-        case "inputs":
-            inputs = [p for p in gm.graph.nodes if p.op == "placeholder"]
-            first: dict[Node, int] = {p: i for i, p in enumerate(inputs)}
-            for c in gm.graph.nodes:
-                if c.op != "placeholder":
-                    found = [first[a] for a in c.all_input_nodes if a in first]
-                    first[c] = min(found, default=len(inputs))
-            return {c: len(inputs) - first[c] for c in calls}
-    raise FxOracleError(f"unknown split policy {policy!r}")
-
-
-def split_with(side: Any, gm: torch.fx.GraphModule, case: SplitCase) -> torch.fx.GraphModule:
-    """`side.split` on `gm` under `case`."""
-    ids = partition_ids(case.policy, gm)
-    split: torch.fx.GraphModule = side.split(gm, ids.__getitem__, case.keep_original_order,
-                                             case.affix)  # fmt: skip
-    return split
-
-
-def sort_input(
-    base: torch.fx.GraphModule, scramble: str
-) -> tuple[torch.fx.GraphModule, dict[Node, tuple[Node, ...]]]:
-    """A copy of `base` with its body scrambled (`reversed`, or a seeded shuffle), and torch's
-    ordering deps for it (mutation order and autocast pins), computed before scrambling."""
-    from checker.graph_copy import copy_graph_module
-    from reference.deps import OrderingDeps
-    from reference.mutation import mutated_positions
-
-    gm = copy_graph_module(base).gm
-    nodes = list(gm.graph.nodes)
-    positions = {n: mutated_positions(n) for n in nodes}
-    deps = OrderingDeps.from_graph(gm.graph, positions, pin_grad_mode=False).as_mapping()
-    body, output = nodes[:-1], nodes[-1]
-    if scramble == "reversed":
-        body.reverse()
-    else:
-        random.Random(scramble).shuffle(body)
-    for node in body:
-        output.prepend(node)
-    return gm, deps
