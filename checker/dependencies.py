@@ -144,8 +144,10 @@ STATE_TARGETS = (
 
 
 def noop_switches(flat: FlatGraph) -> frozenset[int]:
-    """Grad switches that set the mode already in force (split re-runs them as preludes, SPL-9):
-    they change nothing, so they are neither paired nor missed (CHK-3)."""
+    """Global-state switches that change nothing (split's preludes and epilogues, SPL-9): a grad
+    switch to the mode already in force, and an autocast exit immediately re-entered with the
+    same arguments. They are neither paired nor missed (CHK-3), so the original switches pair
+    with the original switches (CHK-4)."""
     mode: Hashable = None
     found: set[int] = set()
     for i, node in enumerate(flat.nodes):
@@ -153,7 +155,24 @@ def noop_switches(flat: FlatGraph) -> frozenset[int]:
             if node.consts == mode:
                 found.add(i)
             mode = node.consts
+        elif node.target == STATE_TARGETS[2]:
+            found.update(_reentered(flat, i))
     return frozenset(found)
+
+
+def _reentered(flat: FlatGraph, exit_index: int) -> tuple[int, ...]:
+    """(exit, enter) when the next computing node after the exit re-enters the same autocast."""
+    nodes = flat.nodes
+    closed = nodes[exit_index].inputs
+    if len(closed) != 1:
+        return ()
+    j = exit_index + 1
+    while j < len(nodes) and _projection(nodes[j]):
+        j += 1
+    same = j < len(nodes) and nodes[j].target == STATE_TARGETS[1]
+    if same and nodes[j].consts == nodes[closed[0]].consts:
+        return (exit_index, j)
+    return ()
 
 
 def _replicated_state(node: FlatNode, cls: int, original_classes: set[int]) -> bool:

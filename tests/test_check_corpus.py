@@ -226,3 +226,16 @@ def test_chk3_split_preludes_are_not_extra_nodes() -> None:
     assert len(preludes) > 4, "the split replicates grad switches"
     report = check_transformation(original, split)
     assert report.ok, report.render_text()
+
+
+@pytest.mark.spec("CHK-4")
+def test_chk4_split_autocast_epilogues_and_preludes_pair_correctly() -> None:
+    """CHK-4 (fuzz finding C2): split closes an autocast region at the end of each partition
+    and re-enters it at the start of the next (SPL-9); those pairs change nothing, so the
+    original enter and exit keep their pairing and their ordering edges."""
+    original = captured("own_autocast_bf16.py").gm
+    calls = [n for n in original.graph.nodes if n.op not in ("placeholder", "output", "get_attr")]
+    position = {n: i for i, n in enumerate(calls)}
+    split = split_module(original, None, position.__getitem__)
+    report = check_transformation(original, split)
+    assert report.ok, report.render_text()
