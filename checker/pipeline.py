@@ -21,8 +21,7 @@ from checker.check import check_transformation
 from checker.gate import make_gate
 from checker.graph_copy import copy_graph_module
 from checker.report import Report
-from reference.dedup import DedupResult, deduplicate
-from reference.deps import OrderingDeps
+from reference.dedup import DedupResult, deduplicate, ordering_deps
 from reference.errors import FxOracleError
 from reference.regions import RegionSearch, search_regions
 from reference.split import split_module
@@ -87,10 +86,8 @@ def run_pipeline(
 def gated_deduplicate(gm: torch.fx.GraphModule, tracker: GraphRegionTracker) -> DedupResult:
     """`reference.deduplicate` with the checker's gate: no group is replaced unless the gate
     proved it (RPL-11, CHK-11, CHK-12). fxoracle's own tools always deduplicate this way."""
-    mutated = {n: tuple(p) for n, p in tracker.node_to_mutated_arg_positions.items()}
-    present = set(gm.graph.nodes)
-    deps = OrderingDeps.from_graph(gm.graph, {n: p for n, p in mutated.items() if n in present})
-    return deduplicate(gm, tracker, gate=make_gate(gm, deps))
+    deps = ordering_deps(gm.graph, tracker.node_to_mutated_arg_positions)
+    return deduplicate(gm, tracker, gate=make_gate(gm, deps), deps=deps)
 
 
 def split_policy(name: str, gm: torch.fx.GraphModule) -> Callable[[Node], int]:

@@ -64,16 +64,29 @@ def deduplicate(
     gate: Gate | None = None,
     *,
     pin_grad_mode: bool = True,
+    deps: OrderingDeps | None = None,
 ) -> DedupResult:
     """Find `tracker`'s region groups in `gm` and outline them, in place (RPL-1..RPL-10).
 
     `gate(group, plan)` may veto a group before anything changes: it returns (region index,
     reason) for the first region it cannot prove safe, or None (RPL-11). `pin_grad_mode=False`
-    orders like torch 2.13, which lets computation cross `_set_grad_enabled` (SRT-8).
+    orders like torch 2.13, which lets computation cross `_set_grad_enabled` (SRT-8). `deps`,
+    when given, must be `ordering_deps(gm.graph, mutations, pin_grad_mode)` (a gate built on
+    the same object saves building it twice); it is updated in place.
     """
     groups = find_identical_regions(gm.graph, tracker)
     mutated = tracker.node_to_mutated_arg_positions
-    return outline_groups(gm, groups, mutated, gate, pin_grad_mode=pin_grad_mode)
+    return outline_groups(gm, groups, mutated, gate, pin_grad_mode=pin_grad_mode, deps=deps)
+
+
+def ordering_deps(
+    graph: torch.fx.Graph, mutated: Mapping[Node, Iterable[int]], pin_grad_mode: bool = True
+) -> OrderingDeps:
+    """The extra ordering dependencies of `graph` (SRT-6..SRT-8), mutations of nodes no longer
+    in the graph ignored."""
+    present = set(graph.nodes)
+    positions = {n: tuple(sorted(p)) for n, p in mutated.items() if n in present}
+    return OrderingDeps.from_graph(graph, positions, pin_grad_mode=pin_grad_mode)
 
 
 def outline_groups(
@@ -83,12 +96,12 @@ def outline_groups(
     gate: Gate | None = None,
     *,
     pin_grad_mode: bool = True,
+    deps: OrderingDeps | None = None,
 ) -> DedupResult:
     """Outline each group of `groups` (torch's order) into `gm`, then sort once (SRT-1)."""
     graph = gm.graph
-    present = set(graph.nodes)
-    positions = {n: tuple(sorted(p)) for n, p in mutated.items() if n in present}
-    deps = OrderingDeps.from_graph(graph, positions, pin_grad_mode=pin_grad_mode)
+    if deps is None:
+        deps = ordering_deps(graph, mutated, pin_grad_mode)
     pinned = AUTOCAST_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
     run = _Run(gm, ValueFacts(graph, mutated, pinned), deps, gate)
     for index, group in enumerate(groups):
