@@ -5,30 +5,33 @@ CHK-3 and CHK-4).
 CHK-3 uses canonical hashing (hash-consing): a node's class is the interned tuple (op, target,
 constants, classes of its inputs), computed in graph order with ONE intern table for both
 graphs. Equal classes compute the same value from the same graph inputs. Nodes of one class
-are paired in graph order; every node must be paired, and the outputs must have equal classes.
-The witness is the first unpaired node of the original, with the nearest transformed node and
-what differs, or the first extra node of the transformed graph.
+are paired in graph order, a partner in the same global state first; every computing node must
+be paired, and the outputs must have equal classes. Global-state switches compute no value:
+they are not paired, and CHK-4 judges them by the state every node runs in. The witness is the
+first unpaired node of the original, with the nearest transformed node and what differs, or the
+first extra node of the transformed graph.
 
-CHK-4 takes the original's ordering dependencies (`OrderingDeps.from_graph`, mutated positions
-from `track_graph`) and checks each edge between paired nodes in the flat order.
+CHK-4 takes the original's mutation-order dependencies (`OrderingDeps.from_graph`, mutated
+positions from `track_graph`) and checks each edge between paired nodes in the flat order; then
+it compares global states node for node (`checker.global_state`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
 import torch
 import torch.fx
 
-from checker.inline import NODE_MARK, FlatGraph, FlatNode
+from checker.flat_render import render, render_parts
+from checker.global_state import check_states, is_switch, states
+from checker.inline import FlatGraph, FlatNode
 from checker.verdict import Holds, Unknown, Verdict, Violated
-from reference.deps import AUTOCAST_TARGETS, GRAD_MODE_TARGET, OrderingDeps
+from reference.deps import OrderingDeps
 from reference.tracker import track_graph
-
-Node = torch.fx.Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,43 +40,6 @@ class Matching:
 
     pairs: Mapping[int, int]
     verdict: Verdict
-
-
-def render(flat: FlatGraph, index: int) -> str:
-    """`name = target(args)` with node arguments by flat name (for witnesses)."""
-    node = flat.nodes[index]
-    if node.op == "placeholder":
-        return f"{node.name} = {node.target}"
-    names = iter(flat.nodes[i].name for i in node.inputs)
-    return f"{node.name} = {node.target}{render_consts(node.consts, names)}"
-
-
-def render_consts(consts: Hashable, names: Iterator[str]) -> str:
-    """`(a, 2, dim=0)` from a node's constants, markers replaced by the next names."""
-    return "(" + ", ".join(render_parts(consts, names)) + ")"
-
-
-def render_parts(consts: Hashable, names: Iterator[str]) -> list[str]:
-    """Each argument of `render_consts`, keyword arguments as `name=value`."""
-    assert isinstance(consts, tuple), "CHK-3: node constants are (args, kwargs)"
-    args, kwargs = consts
-    parts = [_render(a, names) for a in args[1]]
-    return parts + [f"{k}={_render(v, names)}" for k, v in kwargs[1]]
-
-
-def _render(key: Hashable, names: Iterator[str]) -> str:
-    assert isinstance(key, tuple), "CHK-3: keys are tuples"
-    if key == NODE_MARK:
-        return next(names)
-    kind, value = key
-    if kind in ("tuple", "list"):
-        inner = ", ".join(_render(v, names) for v in value)
-        return f"({inner})" if kind == "tuple" else f"[{inner}]"
-    if kind == "slice":
-        return "slice(" + ", ".join(_render(v, names) for v in value) + ")"
-    if kind in ("opaque", "tensor", "dict"):
-        return f"<{kind}>"
-    return str(value)
 
 
 def classes(flat: FlatGraph, table: dict[Hashable, int]) -> list[int]:
@@ -86,18 +52,26 @@ def classes(flat: FlatGraph, table: dict[Hashable, int]) -> list[int]:
 
 
 def match_graphs(original: FlatGraph, transformed: FlatGraph) -> Matching:
-    """Pair every node of `original` with one of `transformed` (CHK-3)."""
+    """Pair every computing node of `original` with one of `transformed` (CHK-3).
+
+    Global-state switches are left out: what they do is checked as the state each node runs in
+    (CHK-4). Among nodes of one class, a partner running in the same global state is preferred,
+    then graph order decides.
+    """
     table: dict[Hashable, int] = {}
     ours, theirs = classes(original, table), classes(transformed, table)
-    skip_ours, skip_theirs = noop_switches(original), noop_switches(transformed)
-    free: dict[int, deque[int]] = {}
-    for j, c in enumerate(theirs):
-        if j not in skip_theirs:
-            free.setdefault(c, deque()).append(j)
+    our_states, their_states = states(original)[0], states(transformed)[0]
     pairs: dict[int, int] = {}
-    for i, c in enumerate(ours):
-        if i not in skip_ours and free.get(c):
-            pairs[i] = free[c].popleft()
+    for same_state in (True, False):
+        free: dict[Hashable, deque[int]] = {}
+        for j, c in enumerate(theirs):
+            if j not in pairs.values() and not is_switch(transformed.nodes[j]):
+                key = (c, their_states[j]) if same_state else c
+                free.setdefault(key, deque()).append(j)
+        for i, c in enumerate(ours):
+            key = (c, our_states[i]) if same_state else c
+            if i not in pairs and not is_switch(original.nodes[i]) and free.get(key):
+                pairs[i] = free[key].popleft()
     return Matching(pairs, _verdict(original, transformed, pairs, (ours, theirs)))
 
 
@@ -107,23 +81,12 @@ def _verdict(
     pairs: Mapping[int, int],
     cls: tuple[Sequence[int], Sequence[int]],
 ) -> Verdict:
-    nodes = original.nodes
-    lost = next((i for i, n in enumerate(nodes) if i not in pairs and not _projection(n)), None)
+    nodes, theirs = original.nodes, transformed.nodes
+    lost = next((i for i, n in enumerate(nodes) if i not in pairs and _computes(n)), None)
     if lost is not None:
         return Violated(f"CHK-3: {_explain(original, transformed, lost, pairs)}")
     taken = set(pairs.values())
-    theirs = transformed.nodes
-    present = set(cls[0])
-    extra = next(
-        (
-            j
-            for j, n in enumerate(theirs)
-            if j not in taken
-            and not _projection(n)
-            and not _replicated_state(n, cls[1][j], present)
-        ),
-        None,
-    )
+    extra = next((j for j, n in enumerate(theirs) if j not in taken and _computes(n)), None)
     if extra is not None:
         return Violated(f"CHK-3: extra node {render(transformed, extra)} has no original")
     outs, their_outs = original.outputs, transformed.outputs
@@ -136,55 +99,12 @@ def _verdict(
     return Holds()
 
 
-STATE_TARGETS = (
-    "torch._C._set_grad_enabled",
-    "torch.amp.autocast_mode._enter_autocast",
-    "torch.amp.autocast_mode._exit_autocast",
-)
-
-
-def noop_switches(flat: FlatGraph) -> frozenset[int]:
-    """Global-state switches that change nothing (split's preludes and epilogues, SPL-9): a grad
-    switch to the mode already in force, and an autocast exit immediately re-entered with the
-    same arguments. They are neither paired nor missed (CHK-3), so the original switches pair
-    with the original switches (CHK-4)."""
-    mode: Hashable = None
-    found: set[int] = set()
-    for i, node in enumerate(flat.nodes):
-        if node.target == STATE_TARGETS[0]:
-            if node.consts == mode:
-                found.add(i)
-            mode = node.consts
-        elif node.target == STATE_TARGETS[2]:
-            found.update(_reentered(flat, i))
-    return frozenset(found)
-
-
-def _reentered(flat: FlatGraph, exit_index: int) -> tuple[int, ...]:
-    """(exit, enter) when the next computing node after the exit re-enters the same autocast."""
-    nodes = flat.nodes
-    closed = nodes[exit_index].inputs
-    if len(closed) != 1:
-        return ()
-    j = exit_index + 1
-    while j < len(nodes) and _projection(nodes[j]):
-        j += 1
-    same = j < len(nodes) and nodes[j].target == STATE_TARGETS[1]
-    if same and nodes[j].consts == nodes[closed[0]].consts:
-        return (exit_index, j)
-    return ()
-
-
-def _replicated_state(node: FlatNode, cls: int, original_classes: set[int]) -> bool:
-    """A copy of a global-state switch the original also makes (split's preludes and
-    epilogues, SPL-9): it re-establishes a state, it computes nothing (CHK-3)."""
-    return node.target in STATE_TARGETS and cls in original_classes
-
-
-def _projection(node: FlatNode) -> bool:
-    """A getitem computes nothing: unpaired, it is not a difference by itself (its users or the
-    outputs are, if its value matters)."""
-    return node.op == "call_function" and node.target == "operator.getitem"
+def _computes(node: FlatNode) -> bool:
+    """Whether an unpaired node is a difference by itself: a getitem computes nothing (its
+    users or the outputs are the difference, if its value matters), and a global-state switch
+    is judged by the states of the nodes it governs (CHK-4)."""
+    projection = node.op == "call_function" and node.target == "operator.getitem"
+    return not projection and not is_switch(node)
 
 
 def _explain(original: FlatGraph, transformed: FlatGraph, i: int, pairs: Mapping[int, int]) -> str:
@@ -246,10 +166,13 @@ def check_ordering(
     flat: tuple[FlatGraph, FlatGraph],
     pairs: Mapping[int, int],
 ) -> Verdict:
-    """Every ordering dependency of the original holds in the flat transformed order (CHK-4).
+    """The original's mutation-order dependencies hold in the flat transformed order, and every
+    paired node runs in its original global state (CHK-4).
 
-    An edge with an unpaired end cannot be checked: the verdict is then Unknown, unless some
-    checkable edge is violated.
+    A mutation edge with an unpaired end cannot be checked: the verdict is then Unknown, unless
+    something checkable is violated. Global-state pins are not checked as edges: the switches
+    may be replicated and the partitions reordered (SPL-9), what counts is the state each node
+    runs in (`checker.global_state`).
     """
     mutated = track_graph(original.graph).node_to_mutated_arg_positions
     positions = {n: tuple(p) for n, p in mutated.items()}
@@ -259,23 +182,17 @@ def check_ordering(
     for node in original.graph.nodes:
         for dep in deps.deps_of(node):
             a, b = source.origin.get(node), source.origin.get(dep)
-            if a is None or b is None:
-                continue  # inside a subgraph of the original: not an outer dependency
+            if a is None or b is None or is_switch(source.nodes[a]) or is_switch(source.nodes[b]):
+                continue  # inside a subgraph of the original, or a global-state pin
             if a not in pairs or b not in pairs:
                 unpaired += 1
             elif pairs[a] < pairs[b]:
                 late, early = target.nodes[pairs[a]].name, target.nodes[pairs[b]].name
                 return Violated(
-                    f"CHK-4: {node.name} must follow {dep.name} ({_kind(node, dep)}), "
+                    f"CHK-4: {node.name} must follow {dep.name} (mutation order), "
                     f"but {late} runs before {early}"
                 )
-    if unpaired:
+    state = check_states(source, target, pairs)
+    if unpaired and isinstance(state, Holds):
         return Unknown(f"CHK-4: {unpaired} ordering dependencies involve unpaired nodes")
-    return Holds()
-
-
-def _kind(node: Node, dep: Node) -> str:
-    pins = (*AUTOCAST_TARGETS, GRAD_MODE_TARGET)
-    if any(n.target is t for n in (node, dep) for t in pins):
-        return "global-state pin"
-    return "mutation order"
+    return state

@@ -27,6 +27,7 @@ import torch
 import torch.fx
 from torch.utils._pytree import tree_leaves
 
+from checker.numbers import random_like
 from reference.capture import ModelFile, load_model_file
 from reference.errors import FxOracleError
 from reference.keys import example_value
@@ -194,14 +195,7 @@ def _input_like(name: str, val: Any, generator: torch.Generator) -> Any:
         return val
     if not isinstance(val, torch.Tensor):
         raise FxOracleError(f"input `{name}` has no example value to build an input from")
-    shape = [_hint(name, s) for s in val.shape]
-    if val.dtype.is_floating_point or val.dtype.is_complex:
-        made = torch.randn(shape, dtype=val.dtype, generator=generator)
-    elif val.dtype == torch.bool:
-        made = torch.randint(0, 2, shape, generator=generator).bool()
-    else:
-        made = torch.randint(0, 4, shape, generator=generator).to(val.dtype)
-    return made.to(val.device).requires_grad_(bool(val.requires_grad))
+    return random_like(val, [_hint(name, s) for s in val.shape], generator)
 
 
 def _hint(name: str, size: int | torch.SymInt) -> int:

@@ -166,12 +166,19 @@ def _input(k: int, meta: Any, values: Assignment, generator: torch.Generator) ->
     if meta.device.type == "cuda" and not torch.cuda.is_available():
         raise _NoInputs(f"input {k} is on CUDA and torch.cuda.is_available() is false")
     shape = [_evaluate(s, values) for s in meta.shape]
+    return random_like(meta, shape, generator)
+
+
+def random_like(meta: torch.Tensor, shape: Sequence[int], generator: torch.Generator) -> Any:
+    """A seeded random contiguous tensor of `shape` with `meta`'s dtype, device and
+    requires_grad: normal floats, bools, small non-negative integers (safe as indices)."""
     if meta.dtype.is_floating_point or meta.dtype.is_complex:
-        made = torch.randn(shape, dtype=meta.dtype, generator=generator)
+        made = torch.randn(list(shape), dtype=meta.dtype, generator=generator)
         return made.to(meta.device).requires_grad_(bool(meta.requires_grad))
     if meta.dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=generator).bool().to(meta.device)
-    return torch.randint(0, 4, shape, generator=generator).to(meta.dtype).to(meta.device)
+        return torch.randint(0, 2, list(shape), generator=generator).bool().to(meta.device)
+    made = torch.randint(0, 4, list(shape), generator=generator)
+    return made.to(meta.dtype).to(meta.device)
 
 
 def compare_runs(

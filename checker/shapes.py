@@ -21,14 +21,8 @@ import torch
 from sympy.logic.boolalg import BooleanAtom
 
 from checker import z3_adapter as z
-from checker.shape_encoding import (
-    NO_FACTS,
-    Encoder,
-    ShapeFacts,
-    SizeLike,
-    SymbolRange,
-    Unsupported,
-)
+from checker.shape_encoding import Encoder, SizeLike, Unsupported
+from checker.shape_facts import NO_FACTS, ShapeFacts, SymbolRange
 from checker.verdict import Holds, Unknown, Verdict, Violated
 from reference.errors import FxOracleError
 

@@ -131,6 +131,8 @@ class _Run:
 
     def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
         """Plan, build and install the subgraph, then replace every region that may be."""
+        if self._taken_over(index, 0, group[0]):
+            return  # RPL-17: the representative is gone, so is the subgraph it defines
         if not external_usages(group[0]):
             self.refused.append(Refused(index, None, _names(group[0]), Reason.NO_INPUTS, ""))
             return  # RPL-5: torch installs nothing for such a group
@@ -150,11 +152,23 @@ class _Run:
             return  # RPL-5: nothing calls it, so nothing is installed (the name stays used)
         get_attr = self._install(name, build_subgraph(group[0], plan))
         for k, region in enumerate(group):
-            if verdicts[k] is None:
+            if verdicts[k] is None and not self._taken_over(index, k, region):
                 nodes = _names(region)
                 call = (get_attr, name)
                 invoke = replace_region(self.gm.graph, region, plan, call, self.facts, self.deps)
                 self.replaced.append(Replaced(index, k, name, invoke.name, nodes))
+
+    def _taken_over(self, index: int, k: int, region: Sequence[Node]) -> bool:
+        """RPL-17: refuse region `k` when an earlier call (of this group or an earlier one)
+        has replaced one of its nodes: a getitem on a tuple another region outputs."""
+        gone = self.facts.taken_over(region)
+        if gone is None:
+            return False
+        by = self.facts.replaced_by[gone].args[0]
+        assert isinstance(by, Node), "RPL-12: a take-over getitem reads its call"
+        detail = f"{gone.name} is now a getitem of {by.name}"
+        self.refused.append(Refused(index, k, _names(region), Reason.TAKEN_OVER, detail))
+        return True
 
     def _next_name(self) -> str:
         """The first `subgraph_<i>` neither on the module nor used by an earlier group."""

@@ -43,6 +43,7 @@ class ValueFacts:
                 if 0 <= p < len(args) and node not in self.writers.get(args[p], []):
                     self.writers.setdefault(args[p], []).append(node)
         self._storage: dict[Node, StorageWeakRef | None] = {}
+        self.replaced_by: dict[Node, Node] = {}
 
     def storage(self, node: Node) -> StorageWeakRef | None:
         """The storage of the node's example value, or None for non-tensors (RPL-8)."""
@@ -58,8 +59,13 @@ class ValueFacts:
         inside = k < len(self.pinned_ranks) and self.pinned_ranks[k] < max(ranks)
         return self.pinned[k] if inside else None
 
+    def taken_over(self, nodes: Iterable[Node]) -> Node | None:
+        """RPL-17: the first of `nodes` an earlier call has replaced (and erased), if any."""
+        return next((n for n in nodes if n in self.replaced_by), None)
+
     def take_over(self, old: Node, new: Node, erased: Iterable[Node]) -> None:
         """RPL-10: `new` replaces `old`; writers inside the replaced region are gone."""
+        self.replaced_by[old] = new
         gone = set(erased)
         writers = [w for w in self.writers.pop(old, []) if w not in gone]
         if writers:

@@ -35,6 +35,7 @@ class Reason(StrEnum):
     WIRING = "RPL-6: the region's internal wiring differs from the representative's"
     SPLIT_MUTATION = "RPL-9: a value the region uses is mutated outside it, between its nodes"
     SPANS_PIN = "RPL-16: the region spans a pinned global-state node (autocast or grad switch)"
+    TAKEN_OVER = "RPL-17: a node of the region was replaced by an earlier call"
     GATE = "RPL-11: the checker did not prove the replacement safe"
 
 

@@ -17,7 +17,7 @@ import torch.fx
 from checker.check import check_transformation
 from checker.graph_copy import copy_graph_module
 from checker.inline import flatten
-from checker.report import ACYCLIC, DATAFLOW, NUMBERS, SHAPES, WELL_FORMED
+from checker.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, SHAPES, WELL_FORMED
 from checker.verdict import Holds, Unknown, Violated
 from reference.dedup import outline_groups
 from reference.errors import FxOracleError
@@ -194,3 +194,44 @@ def test_chk14_copy_survives_an_in_place_pass() -> None:
     assert [n.name for n in copied.nodes.values()] == [n.name for n in copied.gm.graph.nodes]
     report = check_transformation(copied.gm, original, INPUTS)
     assert report.ok, report.render_text()
+
+
+def _grad_block(then_cos: bool) -> torch.fx.GraphModule:
+    """`x -> grad off -> sin -> grad on [-> cos]`, by hand (symbolic_trace drops switches)."""
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.call_function(torch._C._set_grad_enabled, (False,))
+    y = graph.call_function(torch.sin, (x,))
+    graph.call_function(torch._C._set_grad_enabled, (True,))
+    graph.output(graph.call_function(torch.cos, (y,)) if then_cos else y)
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def _named(gm: torch.fx.GraphModule, name: str) -> Node:
+    found: Node = next(n for n in gm.graph.nodes if n.name == name)
+    return found
+
+
+@pytest.mark.spec("CHK-4")
+def test_chk4_global_state_is_compared_node_by_node_and_at_the_end() -> None:
+    """CHK-4: moving the closing grad switch after `cos` runs `cos` with grad mode off (the
+    witness names both states); dropping the last switch of a graph hands grad mode off back to
+    the caller."""
+    original = _grad_block(then_cos=True)
+    moved = copy_graph_module(original).gm
+    _named(moved, "cos").append(_named(moved, "_set_grad_enabled_1"))
+    moved.recompile()
+    assert check_transformation(original, moved).verdict_of(ORDERING) == Violated(
+        "CHK-4: cos runs with grad mode True, no autocast in the original, but cos runs with "
+        "grad mode False, no autocast (global state)"
+    )
+    assert isinstance(check_transformation(original, original).verdict_of(ORDERING), Holds)
+    original = _grad_block(then_cos=False)
+    dropped = copy_graph_module(original).gm
+    dropped.graph.erase_node(_named(dropped, "_set_grad_enabled_1"))
+    dropped.recompile()
+    assert check_transformation(original, dropped).verdict_of(ORDERING) == Violated(
+        "CHK-4: the original ends with grad mode True, no autocast, the transformed graph with "
+        "grad mode False, no autocast (global state)"
+    )
+    assert isinstance(check_transformation(original, original).verdict_of(ORDERING), Holds)

@@ -12,7 +12,8 @@ import torch
 from reference.capture import capture, fresh_inputs
 from reference.dedup import DedupResult, deduplicate
 from tests.torch_raw import torch_raw_dedup
-from tests.torch_side import DedupSummary, corpus_files, load_model_file, summarize_dedup
+from tests.torch_side import corpus_files, load_model_file
+from tests.torch_side_summary import DedupSummary, summarize_dedup
 
 pytestmark = pytest.mark.torch_diff
 FILES = corpus_files()

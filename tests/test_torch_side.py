@@ -18,11 +18,11 @@ from tests.torch_side import (
     dedup_refusals,
     eager_and_compiled,
     load_model_file,
-    summarize_dedup,
     torch_dedup_graph,
     torch_mutations,
     torch_region_groups,
 )
+from tests.torch_side_summary import summarize_dedup
 
 pytestmark = pytest.mark.torch_diff
 

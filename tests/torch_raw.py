@@ -17,7 +17,8 @@ from unittest import mock
 import torch
 import torch.fx
 
-from tests.torch_side import DEDUP_FLAGS, DedupSummary, capture, load_model_file, summarize_dedup
+from tests.torch_side import DEDUP_FLAGS, capture, load_model_file
+from tests.torch_side_summary import DedupSummary, summarize_dedup
 
 
 @contextmanager

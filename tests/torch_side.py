@@ -3,8 +3,9 @@ no spec chapter of its own: it observes torch, whose behaviour the other chapter
 
 Runs torch's own region finding (`GraphRegionTracker.get_identical_regions`) and graph
 deduplication (`apply_graph_deduplication`) on a model file of `tests/corpus/`, and reports the
-results as plain data (node names, summaries, tensors) that the reference side can be compared
-with. This module is a torch adapter: `Any` appears only where torch objects cross its edge.
+results as plain data (node names, tensors) that the reference side can be compared with;
+`tests/torch_side_summary.py` summarizes the deduplicated graphs structurally. This module
+is a torch adapter: `Any` appears only where torch objects cross its edge.
 
 A model file defines `model` (an `nn.Module` or a function) and `example_inputs` (a tuple of
 tensors), optionally `dynamic = True` and `device = "cuda"` (fake CUDA inputs: captured, never
@@ -31,7 +32,6 @@ from torch._dynamo.symbolic_convert import InstructionTranslator
 from torch.utils._pytree import tree_leaves
 
 from reference.errors import FxOracleError
-from reference.names import qualified_name
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 
@@ -199,119 +199,3 @@ def eager_and_compiled(
         eager + eager_file.example_inputs,
         result.outputs + compiled_file.example_inputs,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSummary:
-    """One fx node: `name = op target(args)`, with node arguments printed by name."""
-
-    name: str
-    op: str
-    target: str
-    args: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return f"{self.name} = {self.op} {self.target}({', '.join(self.args)})"
-
-
-@dataclass(frozen=True, slots=True)
-class SubgraphSummary:
-    """One installed subgraph: its placeholders, body (in order) and returned node names."""
-
-    name: str
-    inputs: tuple[str, ...]
-    body: tuple[NodeSummary, ...]
-    outputs: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class InvokeSummary:
-    """One `invoke_subgraph` call: which subgraph, with which operand nodes."""
-
-    name: str
-    subgraph: str
-    operands: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DedupSummary:
-    """A deduplicated graph module, structurally: subgraphs by name, invokes and every outer
-    node in graph order."""
-
-    subgraphs: tuple[SubgraphSummary, ...]
-    invokes: tuple[InvokeSummary, ...]
-    order: tuple[NodeSummary, ...]
-
-    def subgraph(self, name: str) -> SubgraphSummary:
-        """The subgraph called `name`."""
-        found = [s for s in self.subgraphs if s.name == name]
-        assert len(found) == 1, f"torch_side: no single subgraph named {name}"
-        return found[0]
-
-    def invokes_of(self, name: str) -> tuple[InvokeSummary, ...]:
-        """The calls of subgraph `name`, in graph order."""
-        return tuple(call for call in self.invokes if call.subgraph == name)
-
-
-def summarize_dedup(gm: torch.fx.GraphModule) -> DedupSummary:
-    """Summarize the output of `torch_dedup_graph` (or of any graph with invoke_subgraph)."""
-    nodes = list(gm.graph.nodes)
-    names = sorted(
-        {str(n.target) for n in nodes if n.op == "get_attr" and _is_submodule(gm, n)},
-        key=_natural_key,
-    )
-    invoke = torch.ops.higher_order.invoke_subgraph
-    invokes = tuple(
-        InvokeSummary(n.name, str(n.args[1]), tuple(_render(a) for a in n.args[2:]))
-        for n in nodes
-        if n.op == "call_function" and n.target is invoke
-    )
-    subgraphs = tuple(
-        _summarize_subgraph(name, cast(torch.fx.GraphModule, getattr(gm, name))) for name in names
-    )
-    return DedupSummary(subgraphs, invokes, tuple(summarize_node(n) for n in nodes))
-
-
-def _is_submodule(gm: torch.fx.GraphModule, node: torch.fx.Node) -> bool:
-    return isinstance(getattr(gm, str(node.target), None), torch.fx.GraphModule)
-
-
-def _natural_key(name: str) -> tuple[str, int]:
-    stem, _, number = name.rpartition("_")
-    return (stem, int(number)) if number.isdigit() else (name, -1)
-
-
-def _summarize_subgraph(name: str, sub: torch.fx.GraphModule) -> SubgraphSummary:
-    nodes = list(sub.graph.nodes)
-    inputs = tuple(n.name for n in nodes if n.op == "placeholder")
-    body = tuple(summarize_node(n) for n in nodes if n.op not in ("placeholder", "output"))
-    (returned,) = (n.args[0] for n in nodes if n.op == "output")
-    outputs = tuple(_render(item) for item in cast(Sequence[Any], returned))
-    return SubgraphSummary(name, inputs, body, outputs)
-
-
-def summarize_node(node: torch.fx.Node) -> NodeSummary:
-    """`NodeSummary` of one node, target printed by `qualified_name`."""
-    if node.op == "call_function":
-        target = qualified_name(cast(Callable[..., object], node.target))
-    else:
-        target = str(node.target)
-    args = tuple(_render(a) for a in node.args)
-    kwargs = tuple(f"{key}={_render(value)}" for key, value in node.kwargs.items())
-    return NodeSummary(node.name, node.op, target, args + kwargs)
-
-
-def _render(value: object) -> str:
-    """A node by name, containers element-wise, plain constants by `repr`; never an address."""
-    match value:
-        case torch.fx.Node():
-            return value.name
-        case tuple() | list():
-            inner = ", ".join(_render(item) for item in value)
-            return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
-        case None | bool() | int() | float() | str() | torch.dtype() | torch.device():
-            return repr(value)
-        case _ if callable(value):
-            return qualified_name(value)
-        case _:
-            return f"<{type(value).__qualname__}>"
