@@ -37,14 +37,23 @@ def _kinds(report: DiffReport) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.spec("DIF-4", "DIF-8")
-@pytest.mark.parametrize("stem", ["b1_float_constants", "b2_targets", "b3_shared_input"])
+@pytest.mark.parametrize(
+    ("stem", "kind"),
+    [
+        ("b1_float_constants", "graph"),
+        ("b2_targets", "graph"),
+        ("b3_shared_input", "graph"),
+        ("own_autocast_back_to_back", "order"),
+    ],
+)
 def test_dif8_torch_wrong_results_blame_torch_with_a_repro_that_fails_on_torch(
-    stem: str, tmp_path: Path
+    stem: str, kind: str, tmp_path: Path
 ) -> None:
-    """B1, B2, B3: a dedup divergence, wrong = torch, and a repro of a few dozen lines that
-    imports only torch and fails with AssertionError when run as a script."""
+    """B1, B2, B3, and SRT-10 with autocast (a call sorted out of its autocast block): a dedup
+    divergence, wrong = torch, and a repro of a few dozen lines that imports only torch and
+    fails with AssertionError when run as a script."""
     report = run_diff([CORPUS_DIR / f"{stem}.py"], "torch", "dedup", repro_dir=tmp_path)
-    assert _kinds(report) == [("dedup", "graph", "torch")]
+    assert _kinds(report) == [("dedup", kind, "torch")]
     assert "numbers differ" in report.graphs[0].divergences[0].detail
     repro = report.graphs[0].repro
     assert repro is not None

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.torch_diff
 
 SCENARIO = re.compile(r"^(T([1-9]|1[01])|D([1-6]|1[5-8])|B[1-4]|own)$")
 # B13 (provisional, not in the behaviour doc): see corpus/own_inplace_inside.py
-WRONG_RESULT_BUGS = ("B1", "B2", "B3", "B13")
+WRONG_RESULT_BUGS = ("B1", "B2", "B3", "B13", "SRT-10")
 
 
 def corpus(name: str) -> Path:
