@@ -241,27 +241,14 @@ def test_chk4_split_autocast_epilogues_and_preludes_pair_correctly() -> None:
     assert report.ok, report.render_text()
 
 
-def _block(h: torch.Tensor) -> torch.Tensor:
-    return h.clone().sigmoid()
-
-
-def _back_to_back_autocast(x0: torch.Tensor, x1: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    h0 = _block(x0)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        h1 = _block(x1)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        h2 = _block(h0)
-    return h0, h1, h2, _block(x1)
-
-
 @pytest.mark.spec("CHK-3", "CHK-4")
 @pytest.mark.parametrize("transform", ["dedup", "split"])
 def test_chk3_back_to_back_autocast_blocks_of_the_original_stay_paired(transform: str) -> None:
     """CHK-3, CHK-4 (fuzz finding C3, `random_12_139`): two `with autocast` blocks of the
     original one after the other make an exit re-entered at once, a no-op pair; the checker
     once dropped it from the matching and then reported the original's exit as lost."""
-    inputs = (torch.randn(4, 8), torch.randn(6, 8, dtype=torch.float64))
-    got = capture(_back_to_back_autocast, inputs)
+    got = captured("own_autocast_back_to_back.py")
+    inputs = got.example_inputs
     original = copy_graph_module(got.gm).gm
     if transform == "dedup":
         result = deduplicate(got.gm, got.tracker)
