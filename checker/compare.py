@@ -148,11 +148,26 @@ def compare_dedup(path: Path, sides: Sides) -> list[Divergence]:
         judge_transformation(o.original, o.transformed, o.inputs, o.extra_deps)
         for o in (ours, theirs)
     ]
-    if judged[0].right and judged[1].right and ours.groups != theirs.groups:
-        reason = "both correct; they outlined different region groups (see tracker)"
+    if judged[0].right and judged[1].right:
+        reason = "both correct"
+        if ours.groups != theirs.groups:
+            reason += "; they outlined different region groups (see tracker)"
+        if ours.refusals:
+            reason += f"; the reference refused {ours.refusals[0]}"
+        if _pin_explains(path, sides, b):
+            reason += "; without its grad-mode pin (SRT-8) the reference gives the same graph"
         return [Divergence("dedup", kind, "unknown", f"{difference}; {reason}")]
     wrong, detail = blame(judged[0], judged[1], sides, difference)
     return [Divergence("dedup", kind, wrong, detail)]
+
+
+def _pin_explains(path: Path, sides: Sides, theirs: object) -> bool:
+    """Whether the reference without the grad-mode pin (SRT-8) outputs `theirs` (canonical)."""
+    unpinned = getattr(sides.reference, "deduplicate_unpinned", None)
+    if unpinned is None:
+        return False
+    found = attempt(lambda: unpinned(path))
+    return not isinstance(found, Exception) and canonical_graph(found.transformed) == theirs
 
 
 def compare_sort(path: Path, sides: Sides) -> list[Divergence]:

@@ -54,6 +54,7 @@ class DedupOutput:
     groups: RegionGroups
     extra_deps: Mapping[Node, Sequence[Node]] | None = None
     buckets: Buckets = ()
+    refusals: tuple[str, ...] = ()  # regions the pass left alone, and why (if it says)
 
 
 @runtime_checkable
@@ -116,7 +117,7 @@ class ReferenceImpl(_Captures):
 
     label = "reference"
 
-    def _dedup(self, path: Path) -> DedupOutput:
+    def _dedup(self, path: Path, pin_grad_mode: bool = True) -> DedupOutput:
         from checker.graph_copy import copy_graph_module
         from reference.capture import capture, load_model_file
         from reference.dedup import deduplicate
@@ -127,8 +128,19 @@ class ReferenceImpl(_Captures):
         original = copy_graph_module(c.gm).gm
         groups = region_names(find_identical_regions(c.gm.graph, c.tracker))
         buckets = bucket_names(c.tracker.key_to_duplicates.values())
-        done = deduplicate(c.gm, c.tracker)
-        return DedupOutput(original, c.gm, c.example_inputs, groups, done.extra_deps, buckets)
+        done = deduplicate(c.gm, c.tracker, pin_grad_mode=pin_grad_mode)
+        refusals = tuple(
+            f"group {r.group} region {'*' if r.region is None else r.region}: {r.reason.value}"
+            + (f" ({r.detail})" if r.detail else "")
+            for r in done.refused
+        )
+        return DedupOutput(
+            original, c.gm, c.example_inputs, groups, done.extra_deps, buckets, refusals
+        )
+
+    def deduplicate_unpinned(self, path: Path) -> DedupOutput:
+        """`deduplicate` without the grad-mode pin (SRT-8): torch's ordering rules."""
+        return self._dedup(path, pin_grad_mode=False)
 
     def stable_sort(self, graph: torch.fx.Graph, deps: Mapping[Node, Sequence[Node]]) -> None:
         from reference.order import stable_topological_sort

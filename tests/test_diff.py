@@ -171,3 +171,40 @@ def test_dif1_planted_bugs_in_a_users_implementation_are_blamed_on_it(
         ("split", "planted_impls:OnlySplit")
     }
     sys.modules.pop("planted_impls", None)
+
+
+BOTH_RIGHT = {
+    "aliased_operands": (
+        "def block(h, g):\n    return torch.sin(h * 1.5) * g\n\n\n"
+        "def model(x):\n    with torch.no_grad():\n        h0 = block(x, x)\n"
+        "    h1 = block(x, x)\n    return h0, h1, block(h0, h1)\n\n\n"
+        "example_inputs = (torch.randn(4, 8),)\n",
+        "the reference refused group 0 region 0: RPL-8: inputs or outputs of the region share "
+        "storage (input l_x_ and input l_x_ share storage)",
+    ),
+    "grad_pin": (
+        "def block(h, g):\n    return torch.tanh(h).sigmoid() * g\n\n\n"
+        "def model(x0, x1):\n    with torch.no_grad():\n        h0 = block(x1, x1)\n"
+        "    h1 = block(h0, h0)\n    with torch.no_grad():\n        h2 = block(x0, x0)\n"
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        h3 = block(h0, h0)\n"
+        "    return h0, h1, h2, h3\n\n\n"
+        "example_inputs = (torch.randn(4, 8, requires_grad=True), torch.randn(4, 8))\n",
+        "without its grad-mode pin (SRT-8) the reference gives the same graph",
+    ),
+}
+
+
+@pytest.mark.spec("DIF-4")
+@pytest.mark.parametrize("name", sorted(BOTH_RIGHT))
+def test_dif4_both_right_divergence_says_why_the_reference_differs(
+    name: str, tmp_path: Path
+) -> None:
+    """DIF-4 (fuzz models random_12_23, random_13_365, shrunk): torch is right by luck (B3
+    keeps the representative's one operand) or by its own ordering rule, the reference refuses
+    aliased operands (RPL-8) or pins grad mode (SRT-8): unknown, with the reason."""
+    source, reason = BOTH_RIGHT[name]
+    path = tmp_path / f"{name}.py"
+    path.write_text("import torch\n\n\n" + source)
+    report = run_diff([path], "torch", "dedup")
+    (found,) = report.graphs[0].divergences
+    assert found.wrong == "unknown" and found.detail.endswith("both correct; " + reason)
