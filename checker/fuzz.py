@@ -7,7 +7,8 @@ component, the hostile split policies included. Divergences are grouped by signa
 and, with `--repro-dir`, a minimized repro. The findings file is rewritten (atomically) after
 every model, so an interrupted campaign keeps what it found. A progress line goes to stderr.
 Nothing a model does stops the campaign: an exception of the oracle itself is recorded as a
-finding of its own (`oracle-error`), which is a bug to fix.
+finding of its own (`oracle-error`), which is a bug to fix; so is a divergence blamed on the
+reference. Either makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -157,9 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\ninterrupted; findings so far in {args.out}", file=sys.stderr)
         return 130
-    errors = [k for k in campaign.findings if "/oracle-error/" in k]
+    ours = [k for k in campaign.findings if "/oracle-error/" in k or "/reference/" in k]
     print(f"{campaign.models} models, {len(campaign.findings)} signatures -> {args.out}")
-    return 1 if errors else 0
+    if ours:
+        print(f"fxoracle's own bugs (DIF-9): {', '.join(sorted(ours))}")
+    return 1 if ours else 0
 
 
 if __name__ == "__main__":

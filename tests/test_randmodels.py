@@ -12,8 +12,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 
+import checker.fuzz
 from checker.diff import make_sides
-from checker.fuzz import main, run_campaign
+from checker.fuzz import Campaign, main, run_campaign
 from checker.randmodels import ModelSpec, model_specs, random_source, random_spec, render
 from checker.shrink import fails_with_assertion, write_repro
 from reference.capture import capture, load_model_file
@@ -116,3 +117,20 @@ def test_dif9_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert json.loads(out.read_text())["models"] == 2
     captured = capsys.readouterr()
     assert "2 models" in captured.out and "[  0:" in captured.err
+
+
+@pytest.mark.spec("DIF-9")
+@pytest.mark.parametrize(
+    ("signature", "status"),
+    [("dedup/graph/torch/", 0), ("dedup/crash/reference/", 1), ("all/oracle-error/unknown/", 1)],
+)
+def test_dif9_fxoracle_bugs_fail_the_campaign(
+    signature: str, status: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DIF-9: an oracle error or a divergence blamed on the reference is fxoracle's own bug:
+    the campaign names it and exits 1; torch's bugs are findings, not failures."""
+    found = Campaign(seed=0, against="torch", findings={signature: {"signature": signature}})
+    monkeypatch.setattr(checker.fuzz, "run_campaign", lambda *a, **k: found)
+    assert main(["--minutes", "1"]) == status
+    named = f"fxoracle's own bugs (DIF-9): {signature}" in capsys.readouterr().out
+    assert named == bool(status)
