@@ -15,12 +15,14 @@ from torch.utils._sympy.functions import FloorDiv, PythonMod
 
 from checker.check import check_transformation
 from checker.graph_copy import copy_graph_module
-from checker.report import ACYCLIC, DATAFLOW, NUMBERS
+from checker.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING
 from checker.shapes import ShapeFacts, SymbolRange, prove_equal, prove_sizes_equal, z3_value_at
 from checker.verdict import Holds, Unknown, Violated
 from reference.capture import capture
 from reference.dedup import DedupResult, deduplicate
+from reference.split import split_module
 from tests.test_exercises_late import GM, by_name, child
+from tests.torch_side import CORPUS_DIR, load_model_file
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -92,6 +94,29 @@ def test_06_exercise_3(dedup: tuple[GM, GM, DedupResult]) -> None:
     verdict = report.verdict_of(ACYCLIC)
     assert isinstance(verdict, Violated)
     assert "invoke_subgraph -> getitem -> mul_2 -> invoke_subgraph" in verdict.witness
+
+
+@pytest.mark.spec("CHK-4", "SPL-9")
+def test_06_exercise_4() -> None:
+    """CHK-4 holds: every partition re-enters the autocast state it needs (SPL-9), so each
+    computing node runs in its original state although the switches run in another order; an
+    edge check would have paired the original enter with an early copy and reported a false
+    violation (findings C2, C3)."""
+    info = load_model_file(CORPUS_DIR / "own_autocast_back_to_back.py")
+    original = capture(info.model, info.example_inputs, info.dynamic).gm
+    calls = [n for n in original.graph.nodes if n.op not in ("placeholder", "output")]
+    position = {n: i for i, n in enumerate(calls)}
+    split = split_module(original, None, position.__getitem__, keep_original_order=False)
+    bodies = [
+        [n.name for n in child(split, str(m.target)).graph.nodes if n.op.startswith("call")]
+        for m in split.graph.nodes
+        if m.op == "call_module"
+    ]
+    assert bodies[0] == ["t"], "the code after both blocks runs first"
+    switching = next(b for b in bodies if "_enter_autocast" in b)
+    assert switching == ["_enter_autocast", "_exit_autocast"], "a switch-only partition"
+    report = check_transformation(original, split)
+    assert isinstance(report.verdict_of(ORDERING), Holds) and report.ok, report.render_text()
 
 
 # ---- 07 shapes -------------------------------------------------------------------------------
