@@ -37,7 +37,7 @@ from checker.canon import (
     region_faults,
 )
 from checker.cases import SCRAMBLES, SPLIT_CASES, SplitCase, sort_input, split_with
-from checker.impls import Deduplicates, FindsRegions, Splits
+from checker.impls import Deduplicates, FindsRegions, ReferenceImpl, Splits
 from checker.judge import Judgement, attempt, error_line, judge_transformation
 from reference.errors import FxOracleError
 
@@ -154,20 +154,31 @@ def compare_dedup(path: Path, sides: Sides) -> list[Divergence]:
             reason += "; they outlined different region groups (see tracker)"
         if ours.refusals:
             reason += f"; the reference refused {ours.refusals[0]}"
-        if _pin_explains(path, sides, b):
-            reason += "; without its grad-mode pin (SRT-8) the reference gives the same graph"
+        rules = _torch_rules_explaining(path, sides, b)
+        if rules:
+            reason += f"; with torch's {rules} the reference gives the same graph"
         return [Divergence("dedup", kind, "unknown", f"{difference}; {reason}")]
     wrong, detail = blame(judged[0], judged[1], sides, difference)
     return [Divergence("dedup", kind, wrong, detail)]
 
 
-def _pin_explains(path: Path, sides: Sides, theirs: object) -> bool:
-    """Whether the reference without the grad-mode pin (SRT-8) outputs `theirs` (canonical)."""
-    unpinned = getattr(sides.reference, "deduplicate_unpinned", None)
-    if unpinned is None:
-        return False
-    found = attempt(lambda: unpinned(path))
-    return not isinstance(found, Exception) and canonical_graph(found.transformed) == theirs
+TORCH_RULES = (
+    ((True, False), "unpinned grad mode (SRT-8)"),
+    ((False, True), "erasure that drops an erased node's own deps (SRT-10)"),
+    ((True, True), "unpinned grad mode and lossy erasure (SRT-8, SRT-10)"),
+)
+
+
+def _torch_rules_explaining(path: Path, sides: Sides, theirs: object) -> str:
+    """Which of torch's ordering rules, run by the reference, give `theirs` (canonical)."""
+    if not isinstance(sides.reference, ReferenceImpl):
+        return ""
+    rerun = sides.reference.deduplicate_with_torch_rules
+    for rules, name in TORCH_RULES:
+        found = attempt(partial(rerun, path, rules))
+        if not isinstance(found, Exception) and canonical_graph(found.transformed) == theirs:
+            return name
+    return ""
 
 
 def compare_sort(path: Path, sides: Sides) -> list[Divergence]:

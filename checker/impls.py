@@ -117,7 +117,7 @@ class ReferenceImpl(_Captures):
 
     label = "reference"
 
-    def _dedup(self, path: Path, pin_grad_mode: bool = True) -> DedupOutput:
+    def _dedup(self, path: Path, torch_rules: tuple[bool, bool] = (False, False)) -> DedupOutput:
         from checker.graph_copy import copy_graph_module
         from reference.capture import capture, load_model_file
         from reference.dedup import deduplicate
@@ -128,7 +128,10 @@ class ReferenceImpl(_Captures):
         original = copy_graph_module(c.gm).gm
         groups = region_names(find_identical_regions(c.gm.graph, c.tracker))
         buckets = bucket_names(c.tracker.key_to_duplicates.values())
-        done = deduplicate(c.gm, c.tracker, pin_grad_mode=pin_grad_mode)
+        unpinned, dropping = torch_rules
+        done = deduplicate(
+            c.gm, c.tracker, pin_grad_mode=not unpinned, keep_erased_deps=not dropping
+        )
         refusals = tuple(
             f"group {r.group} region {'*' if r.region is None else r.region}: {r.reason.value}"
             + (f" ({r.detail})" if r.detail else "")
@@ -138,9 +141,10 @@ class ReferenceImpl(_Captures):
             original, c.gm, c.example_inputs, groups, done.extra_deps, buckets, refusals
         )
 
-    def deduplicate_unpinned(self, path: Path) -> DedupOutput:
-        """`deduplicate` without the grad-mode pin (SRT-8): torch's ordering rules."""
-        return self._dedup(path, pin_grad_mode=False)
+    def deduplicate_with_torch_rules(self, path: Path, rules: tuple[bool, bool]) -> DedupOutput:
+        """`deduplicate` with torch 2.13's ordering rules: (no grad-mode pin, SRT-8; erased
+        nodes' own deps dropped, SRT-10), each when asked."""
+        return self._dedup(path, rules)
 
     def stable_sort(self, graph: torch.fx.Graph, deps: Mapping[Node, Sequence[Node]]) -> None:
         from reference.order import stable_topological_sort

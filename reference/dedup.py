@@ -64,19 +64,23 @@ def deduplicate(
     gate: Gate | None = None,
     *,
     pin_grad_mode: bool = True,
+    keep_erased_deps: bool = True,
     deps: OrderingDeps | None = None,
 ) -> DedupResult:
     """Find `tracker`'s region groups in `gm` and outline them, in place (RPL-1..RPL-10).
 
     `gate(group, plan)` may veto a group before anything changes: it returns (region index,
     reason) for the first region it cannot prove safe, or None (RPL-11). `pin_grad_mode=False`
-    orders like torch 2.13, which lets computation cross `_set_grad_enabled` (SRT-8). `deps`,
+    orders like torch 2.13, which lets computation cross `_set_grad_enabled` (SRT-8);
+    `keep_erased_deps=False` drops an erased node's own deps as torch 2.13 does (SRT-10): both
+    reproduce torch's node order, its wrong results included, for comparison only. `deps`,
     when given, must be `ordering_deps(gm.graph, mutations, pin_grad_mode)` (a gate built on
     the same object saves building it twice); it is updated in place.
     """
     groups = find_identical_regions(gm.graph, tracker)
     mutated = tracker.node_to_mutated_arg_positions
-    return outline_groups(gm, groups, mutated, gate, pin_grad_mode=pin_grad_mode, deps=deps)
+    return outline_groups(gm, groups, mutated, gate, pin_grad_mode=pin_grad_mode,
+                          keep_erased_deps=keep_erased_deps, deps=deps)  # fmt: skip
 
 
 def ordering_deps(
@@ -96,6 +100,7 @@ def outline_groups(
     gate: Gate | None = None,
     *,
     pin_grad_mode: bool = True,
+    keep_erased_deps: bool = True,
     deps: OrderingDeps | None = None,
 ) -> DedupResult:
     """Outline each group of `groups` (torch's order) into `gm`, then sort once (SRT-1)."""
@@ -104,6 +109,7 @@ def outline_groups(
         deps = ordering_deps(graph, mutated, pin_grad_mode)
     pinned = AUTOCAST_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
     run = _Run(gm, ValueFacts(graph, mutated, pinned), deps, gate)
+    run.inherit = keep_erased_deps
     for index, group in enumerate(groups):
         run.outline_group(index, group)
     stable_topological_sort(graph, deps.as_mapping())
@@ -128,6 +134,7 @@ class _Run:
         self.replaced: list[Replaced] = []
         self.refused: list[Refused] = []
         self.next_index = 0
+        self.inherit = True  # SRT-10: an erased node's own deps move to its replacement
 
     def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
         """Plan, build and install the subgraph, then replace every region that may be."""
@@ -155,7 +162,8 @@ class _Run:
             if verdicts[k] is None and not self._taken_over(index, k, region):
                 nodes = _names(region)
                 call = (get_attr, name)
-                invoke = replace_region(self.gm.graph, region, plan, call, self.facts, self.deps)
+                invoke = replace_region(self.gm.graph, region, plan, call, self.facts,
+                                        self.deps, inherit=self.inherit)  # fmt: skip
                 self.replaced.append(Replaced(index, k, name, invoke.name, nodes))
 
     def _taken_over(self, index: int, k: int, region: Sequence[Node]) -> bool:

@@ -118,8 +118,12 @@ def replace_region(
     call: tuple[Node, str],
     facts: ValueFacts,
     deps: OrderingDeps,
+    *,
+    inherit: bool = True,
 ) -> Node:
-    """Append `invoke_subgraph(get_attr, name, *operands)`, re-point uses, erase the region."""
+    """Append `invoke_subgraph(get_attr, name, *operands)`, re-point uses, erase the region.
+
+    `inherit=False` moves erased nodes' deps as torch 2.13 does, dropping their own (SRT-10)."""
     get_attr, name = call
     invoke = graph.create_node(
         "call_function",
@@ -132,7 +136,7 @@ def replace_region(
     for p in plan.outputs:
         node = region[p]
         if is_tuple_node(node):
-            erased |= _replace_tuple_output(graph, node, index, invoke, (facts, deps))
+            erased |= _replace_tuple_output(graph, node, (index, invoke), (facts, deps), inherit)
         else:
             item = graph.create_node("call_function", operator.getitem, (invoke, index), {})
             node.replace_all_uses_with(item, propagate_meta=True)
@@ -144,7 +148,7 @@ def replace_region(
             continue
         if node not in erased:
             graph.erase_node(node)
-        deps.redirect(node, invoke, inherit=True)  # SRT-10: keep the erased node's deps
+        deps.redirect(node, invoke, inherit=inherit)  # SRT-10: keep the erased node's deps
     return invoke
 
 
@@ -161,15 +165,16 @@ def _getitem_users(node: Node) -> list[tuple[Node, int]]:
 def _replace_tuple_output(
     graph: torch.fx.Graph,
     node: Node,
-    index: int,
-    invoke: Node,
+    at: tuple[int, Node],
     state: tuple[ValueFacts, OrderingDeps],
+    inherit: bool,
 ) -> set[Node]:
     """Re-point each getitem chain on a tuple output to the call's flattened output (RPL-3).
 
     Children are visited last-in first-out and each new getitem is inserted right after the
     call, exactly as torch 2.13 does, so the node order after sorting is torch's.
     """
+    index, invoke = at
     spec = tuple_output_spec(node)
     stack: deque[tuple[Node, tuple[int, ...]]] = deque((c, (i,)) for c, i in _getitem_users(node))
     erased: set[Node] = set()
@@ -183,7 +188,7 @@ def _replace_tuple_output(
         item.replace_all_uses_with(out, propagate_meta=True)
         facts, deps = state
         facts.take_over(item, out, ())
-        deps.redirect(item, out, inherit=True)  # the getitem may sit outside the region
+        deps.redirect(item, out, inherit=inherit)  # the getitem may sit outside the region
         graph.erase_node(item)
         erased.add(item)
     graph.erase_node(node)

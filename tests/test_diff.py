@@ -189,7 +189,18 @@ BOTH_RIGHT = {
         "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        h3 = block(h0, h0)\n"
         "    return h0, h1, h2, h3\n\n\n"
         "example_inputs = (torch.randn(4, 8, requires_grad=True), torch.randn(4, 8))\n",
-        "without its grad-mode pin (SRT-8) the reference gives the same graph",
+        "with torch's unpinned grad mode (SRT-8) the reference gives the same graph",
+    ),
+    "lossy_erasure": (
+        "def block(h, g):\n    t = (h + g).transpose(0, 1).contiguous().transpose(0, 1)\n"
+        "    t = (t * 2).relu() + 2\n    return t, t.sum()\n\n\n"
+        "def model(x0, x1):\n    h0 = block(x0, x1)\n"
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        h1 = block(h0[0], h0[0])\n"
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        h2 = block(h0[0], h0[0])\n"
+        "    return h0, h1, h2\n\n\n"
+        "example_inputs = (torch.randn(6, 8), torch.randn(6, 8))\n",
+        "with torch's erasure that drops an erased node's own deps (SRT-10) the reference gives "
+        "the same graph",
     ),
 }
 
@@ -199,9 +210,11 @@ BOTH_RIGHT = {
 def test_dif4_both_right_divergence_says_why_the_reference_differs(
     name: str, tmp_path: Path
 ) -> None:
-    """DIF-4 (fuzz models random_12_23, random_13_365, shrunk): torch is right by luck (B3
-    keeps the representative's one operand) or by its own ordering rule, the reference refuses
-    aliased operands (RPL-8) or pins grad mode (SRT-8): unknown, with the reason."""
+    """DIF-4 (fuzz models random_12_23, random_13_365, random_14_123, shrunk): torch is right
+    by luck (B3 keeps the representative's one operand; SRT-10 moves a call into the other of
+    two equal autocast blocks) or by its own rule (no grad pin); the reference refuses aliased
+    operands (RPL-8) or keeps its rules (SRT-8, SRT-10): unknown, with the reason, and rerun
+    with torch's rules the reference gives torch's very graph."""
     source, reason = BOTH_RIGHT[name]
     path = tmp_path / f"{name}.py"
     path.write_text("import torch\n\n\n" + source)
