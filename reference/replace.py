@@ -36,6 +36,7 @@ class Reason(StrEnum):
     SPLIT_MUTATION = "RPL-9: a value the region uses is mutated outside it, between its nodes"
     SPANS_PIN = "RPL-16: the region spans a pinned global-state node (autocast or grad switch)"
     TAKEN_OVER = "RPL-17: a node of the region was replaced by an earlier call"
+    WHOLE_TUPLE = "RPL-18: an outside node uses a tuple output of the region whole"
     GATE = "RPL-11: the checker did not prove the replacement safe"
 
 
@@ -59,7 +60,8 @@ def operands(region: Sequence[Node], plan: OutlinePlan) -> list[Node]:
 def refusal(
     region: Sequence[Node], plan: OutlinePlan, reference: Wiring, facts: ValueFacts
 ) -> tuple[Reason, str] | None:
-    """Why `region` cannot be replaced with the plan's subgraph, or None (RPL-6..RPL-9)."""
+    """Why `region` cannot be replaced with the plan's subgraph, or None (RPL-6..RPL-9,
+    RPL-16, RPL-18)."""
     if wiring(region) != reference:
         return Reason.WIRING, "argument sources differ from region 0"
     pin = facts.pin_between(region)
@@ -73,7 +75,25 @@ def refusal(
     if aliased is not None:
         return Reason.ALIASING, aliased
     split = _split_mutation(region, facts)
-    return None if split is None else (Reason.SPLIT_MUTATION, split)
+    if split is not None:
+        return Reason.SPLIT_MUTATION, split
+    whole = _tuple_used_whole(region, plan)
+    return None if whole is None else (Reason.WHOLE_TUPLE, whole)
+
+
+def _tuple_used_whole(region: Sequence[Node], plan: OutlinePlan) -> str | None:
+    """RPL-18: an outside user of a tuple output (or of a tuple inside it) that is not an int
+    getitem, e.g. `view(x, size)` on `size = t.size()`: the call returns only the elements."""
+    inside = set(region)
+    stack = [region[p] for p in plan.outputs if is_tuple_node(region[p])]
+    while stack:
+        node = stack.pop()
+        items = [u for u, _ in _getitem_users(node)]
+        whole = [u for u in node.users if u not in inside and u not in items]
+        if whole:
+            return f"{whole[0].name} uses {node.name} whole"
+        stack.extend(u for u in reversed(items) if is_tuple_node(u))
+    return None
 
 
 def _aliasing(region: Sequence[Node], plan: OutlinePlan, facts: ValueFacts) -> str | None:

@@ -9,7 +9,7 @@ import torch
 import torch.fx
 
 from reference.capture import Capture, capture, fresh_inputs
-from reference.dedup import DedupResult, deduplicate
+from reference.dedup import DedupResult, deduplicate, outline_groups
 from reference.facts import ValueFacts
 from reference.outline import OutlinePlan, plan_outline
 from reference.replace import Reason
@@ -267,3 +267,25 @@ def test_rpl17_region_holding_a_getitem_of_an_earlier_call_is_refused() -> None:
     ]
     assert len(result.replaced) == 5
     torch.testing.assert_close(c.gm(x), want)
+
+
+def _sizes(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    s, t = (x * 2).size(), (y * 2).size()
+    return x.reshape(-1).view(s) + 1, y.reshape(-1).view(t) + 1
+
+
+def test_rpl18_tuple_output_used_whole_outside_is_refused() -> None:
+    """RPL-18 (fuzz finding R4, `random_15_101`): `size = a.size()` is a tuple output of the
+    region `[a, size]` and `view(reshape, size)` outside uses it whole; a call returns only its
+    elements, so the region is refused instead of erasing `size` under its user (torch's N1)."""
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    c = capture(_sizes, (x, y), dynamic=True)
+    before = c.gm.code
+    by_name = {n.name: n for n in c.gm.graph.nodes}
+    group = [[by_name["mul"], by_name["size"]], [by_name["mul_1"], by_name["size_1"]]]
+    result = outline_groups(c.gm, [group], {})
+    assert [(r.region, r.reason, r.detail) for r in result.refused] == [
+        (0, Reason.WHOLE_TUPLE, "view uses size whole"),
+        (1, Reason.WHOLE_TUPLE, "view_1 uses size_1 whole"),
+    ]
+    assert c.gm.code == before and not result.replaced
