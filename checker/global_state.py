@@ -18,10 +18,11 @@ from itertools import repeat
 from checker.flat_render import render_parts
 from checker.inline import FlatGraph, FlatNode
 from checker.verdict import Holds, Verdict, Violated
+from reference.deps import AUTOCAST_TARGETS, GRAD_MODE_TARGET
+from reference.names import qualified_name
 
-GRAD = "torch._C._set_grad_enabled"
-ENTER = "torch.amp.autocast_mode._enter_autocast"
-EXIT = "torch.amp.autocast_mode._exit_autocast"
+GRAD = qualified_name(GRAD_MODE_TARGET)
+ENTER, EXIT = (qualified_name(t) for t in AUTOCAST_TARGETS)
 SWITCHES = (GRAD, ENTER, EXIT)
 
 

@@ -108,8 +108,7 @@ def outline_groups(
     if deps is None:
         deps = ordering_deps(graph, mutated, pin_grad_mode)
     pinned = AUTOCAST_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
-    run = _Run(gm, ValueFacts(graph, mutated, pinned), deps, gate)
-    run.inherit = keep_erased_deps
+    run = _Run(gm, ValueFacts(graph, mutated, pinned), deps, gate, keep_erased_deps)
     for index, group in enumerate(groups):
         run.outline_group(index, group)
     stable_topological_sort(graph, deps.as_mapping())
@@ -127,14 +126,19 @@ class _Run:
     """The state of one `outline_groups` call: the graph module and what has been done."""
 
     def __init__(
-        self, gm: torch.fx.GraphModule, facts: ValueFacts, deps: OrderingDeps, gate: Gate | None
+        self,
+        gm: torch.fx.GraphModule,
+        facts: ValueFacts,
+        deps: OrderingDeps,
+        gate: Gate | None,
+        inherit: bool,
     ) -> None:
         self.gm, self.facts, self.deps, self.gate = gm, facts, deps, gate
+        self.inherit = inherit  # SRT-10: an erased node's own deps move to its replacement
         self.subgraphs: dict[str, torch.fx.GraphModule] = {}
         self.replaced: list[Replaced] = []
         self.refused: list[Refused] = []
         self.next_index = 0
-        self.inherit = True  # SRT-10: an erased node's own deps move to its replacement
 
     def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
         """Plan, build and install the subgraph, then replace every region that may be."""

@@ -21,6 +21,7 @@ from checker.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, SHAPES, WELL_FO
 from checker.verdict import Holds, Unknown, Violated
 from reference.dedup import outline_groups
 from reference.errors import FxOracleError
+from tests.test_deps import by_name
 
 Node = torch.fx.Node
 
@@ -40,8 +41,8 @@ def outlined(fn: Callable[..., torch.Tensor], picks: Sequence[Sequence[str]]) ->
     """(original, copy with the regions named by `picks` outlined as one group)."""
     original = torch.fx.symbolic_trace(fn)
     transformed = copy_graph_module(original).gm
-    by_name = {n.name: n for n in transformed.graph.nodes}
-    group = [[by_name[name] for name in region] for region in picks]
+    nodes = by_name(transformed.graph)
+    group = [[nodes[name] for name in region] for region in picks]
     outline_groups(transformed, [group], {})
     return original, transformed
 
@@ -187,8 +188,8 @@ def test_chk14_copy_survives_an_in_place_pass() -> None:
     original = torch.fx.symbolic_trace(twice)
     before = original.code
     copied = copy_graph_module(original)
-    by_name = {n.name: n for n in original.graph.nodes}
-    group = [[by_name["sin"], by_name["mul"]], [by_name["sin_1"], by_name["mul_1"]]]
+    n = by_name(original.graph)
+    group = [[n["sin"], n["mul"]], [n["sin_1"], n["mul_1"]]]
     outline_groups(original, [group], {})
     assert copied.gm.code == before
     assert [n.name for n in copied.nodes.values()] == [n.name for n in copied.gm.graph.nodes]
@@ -207,11 +208,6 @@ def _grad_block(then_cos: bool) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
-def _named(gm: torch.fx.GraphModule, name: str) -> Node:
-    found: Node = next(n for n in gm.graph.nodes if n.name == name)
-    return found
-
-
 @pytest.mark.spec("CHK-4")
 def test_chk4_global_state_is_compared_node_by_node_and_at_the_end() -> None:
     """CHK-4: moving the closing grad switch after `cos` runs `cos` with grad mode off (the
@@ -219,7 +215,7 @@ def test_chk4_global_state_is_compared_node_by_node_and_at_the_end() -> None:
     the caller."""
     original = _grad_block(then_cos=True)
     moved = copy_graph_module(original).gm
-    _named(moved, "cos").append(_named(moved, "_set_grad_enabled_1"))
+    by_name(moved.graph)["cos"].append(by_name(moved.graph)["_set_grad_enabled_1"])
     moved.recompile()
     assert check_transformation(original, moved).verdict_of(ORDERING) == Violated(
         "CHK-4: cos runs with grad mode True, no autocast in the original, but cos runs with "
@@ -228,7 +224,7 @@ def test_chk4_global_state_is_compared_node_by_node_and_at_the_end() -> None:
     assert isinstance(check_transformation(original, original).verdict_of(ORDERING), Holds)
     original = _grad_block(then_cos=False)
     dropped = copy_graph_module(original).gm
-    dropped.graph.erase_node(_named(dropped, "_set_grad_enabled_1"))
+    dropped.graph.erase_node(by_name(dropped.graph)["_set_grad_enabled_1"])
     dropped.recompile()
     assert check_transformation(original, dropped).verdict_of(ORDERING) == Violated(
         "CHK-4: the original ends with grad mode True, no autocast, the transformed graph with "

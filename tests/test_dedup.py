@@ -14,6 +14,7 @@ from reference.facts import ValueFacts
 from reference.outline import OutlinePlan, plan_outline
 from reference.replace import Reason
 from reference.tracker import GraphRegionTracker
+from tests.test_deps import by_name
 from tests.torch_side import CORPUS_DIR, load_model_file
 
 Node = torch.fx.Node
@@ -281,8 +282,8 @@ def test_rpl18_tuple_output_used_whole_outside_is_refused() -> None:
     x, y = torch.randn(4, 8), torch.randn(4, 8)
     c = capture(_sizes, (x, y), dynamic=True)
     before = c.gm.code
-    by_name = {n.name: n for n in c.gm.graph.nodes}
-    group = [[by_name["mul"], by_name["size"]], [by_name["mul_1"], by_name["size_1"]]]
+    n = by_name(c.gm.graph)
+    group = [[n["mul"], n["size"]], [n["mul_1"], n["size_1"]]]
     result = outline_groups(c.gm, [group], {})
     assert [(r.region, r.reason, r.detail) for r in result.refused] == [
         (0, Reason.WHOLE_TUPLE, "view uses size whole"),
