@@ -4,8 +4,8 @@ Public surface: `check_transformation(original, transformed, example_inputs=None
 `Report` with `ok` and `violations`, and `make_gate(gm, deps)`, the replacer's gate.
 """
 
-from checker.check import check_transformation
-from checker.gate import make_gate
-from checker.report import Report
+from checker.proof.check import check_transformation
+from checker.proof.gate import make_gate
+from checker.proof.report import Report
 
 __all__ = ["Report", "check_transformation", "make_gate"]

@@ -1,4 +1,4 @@
-"""The `fxoracle` command line: verify, diff, explain (README "Usage").
+"""The `fxoracle` command line: verify, explain, diff, fuzz, bench (README "Usage").
 
 Bad input prints one line on stderr and exits 2 (a traceback only with `--debug`); a failed check
 exits 1; success exits 0. Reports are written atomically: a temporary file renamed into place.
@@ -7,20 +7,33 @@ exits 1; success exits 0. Reports are written atomically: a temporary file renam
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
+from checker.io.model_file import load_model_file
+from checker.io.reports import to_json, write_atomically
+from checker.oracle.divergence import COMPONENTS
+from checker.tools.pipeline import Split
 from reference.errors import FxOracleError
 
 BUNDLED_EXAMPLE = Path(__file__).parent / "examples" / "transformer.py"
+DIFF_HELP = """Run the reference and another implementation on the same captured graphs,
+component by component, and say which side is wrong where they differ.
+
+sides (--against):
+  torch          torch's own tracker, apply_graph_deduplication, stable sort, split_module
+  torch-simple   torch's split_module_simple (split only)
+  reference      fxoracle against itself (a sanity check)
+  module:attr    your implementation: an object or class with find_regions, deduplicate,
+                 stable_sort and/or split (the contract: checker/oracle/protocol.py)
+components (--component): tracker, dedup, sort, split, or all (those the side implements)
+exit status: 0 when no side is blamed ("both correct" differences are listed, not failed),
+1 when a side is blamed or fxoracle itself failed, 2 on bad input."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,7 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fxoracle", description="Reference dedup pipeline and checker.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    verify = sub.add_parser("verify", help="capture, key, expand and report a model's regions")
+    _verify_parser(sub)
+    _explain_parser(sub)
+    _diff_parser(sub)
+    _fuzz_parser(sub)
+    _bench_parser(sub)
+    return parser
+
+
+def _verify_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    verify = sub.add_parser("verify", help="what deduplicates, what is refused and why, proved")
     verify.add_argument(
         "path", nargs="?", help="model file, .pt2 or GraphModule file (default: bundled example)"
     )
@@ -43,89 +65,161 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--split", metavar="POLICY", help="also split: per-region or every-N")
     verify.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
     verify.add_argument("--debug", action="store_true", help="show tracebacks")
-    diff = sub.add_parser("diff", help="diff an implementation against the reference")
-    diff.add_argument("paths", nargs="*", help="model files (default: none; use --random)")
-    diff.add_argument("--against", required=True, help="torch, torch-simple or module:attr")
-    diff.add_argument(
-        "--component", default="all", choices=["tracker", "dedup", "sort", "split", "all"]
-    )
-    diff.add_argument("--random", type=int, default=0, metavar="N", help="N random models too")
-    diff.add_argument("--seed", type=int, default=0, help="seed of the random models")
-    diff.add_argument("--repro-dir", metavar="DIR", help="where minimized repros are written")
-    diff.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
-    diff.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def _explain_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     explain = sub.add_parser("explain", help="narrate the expansion step by step")
     explain.add_argument("path", nargs="?", help="model file (default: the bundled example)")
     explain.add_argument("--group", type=int, help="only this group (index in the report)")
     explain.add_argument("--json", metavar="PATH", help="write the steps as JSON ('-': stdout)")
     explain.add_argument("--html", metavar="PATH", help="draw the regions growing, step by step")
     explain.add_argument("--debug", action="store_true", help="show tracebacks")
-    return parser
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write `text` to `path` ('-' is stdout) so that no half-written file is ever left."""
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be read
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _diff_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    diff = sub.add_parser("diff", help="diff an implementation against the reference",
+                          description=DIFF_HELP, formatter_class=raw)  # fmt: skip
+    diff.add_argument("paths", nargs="*", help="model files (default: none; use --random)")
+    diff.add_argument(
+        "--against", required=True, help="torch, torch-simple, reference or module:attr"
+    )
+    diff.add_argument("--component", default="all", choices=[*COMPONENTS, "all"])
+    diff.add_argument("--random", type=int, default=0, metavar="N", help="N random models too")
+    diff.add_argument("--seed", type=int, default=0, help="seed of the random models")
+    diff.add_argument("--repro-dir", metavar="DIR", help="where minimized repros are written")
+    diff.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
+    diff.add_argument(
+        "--strict-order", action="store_true",
+        help="compare node positions too, not only what the graphs compute",
+    )  # fmt: skip
+    diff.add_argument(
+        "--fail-on", default="any", choices=["any", "reference", "other"],
+        help="exit 1 when this side is blamed (any: either; reference: fxoracle's own bugs)",
+    )  # fmt: skip
+    diff.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
-def to_json(data: object) -> str:
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+def _fuzz_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    fuzz = sub.add_parser("fuzz", help="a differential campaign on random models")
+    fuzz.add_argument("--minutes", type=float, default=1.0, help="campaign length")
+    fuzz.add_argument("--seed", type=int, default=0, help="campaign seed")
+    fuzz.add_argument("--out", default="fuzz-findings.json", help="the findings file")
+    fuzz.add_argument("--against", default="torch", help="torch, torch-simple or module:attr")
+    fuzz.add_argument("--repro-dir", metavar="DIR", help="write a minimized repro per finding")
+    fuzz.add_argument("--max-models", type=int, help="stop after this many models")
+    fuzz.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def _bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    bench = sub.add_parser("bench", help="region finding and deduplication against torch")
+    bench.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 33000], metavar="N")
+    bench.add_argument("--repeat", type=int, default=3, help="best of N timed calls")
+    bench.add_argument("--kind", choices=["transformer", "mlp"], default="transformer")
+    bench.add_argument("--torch-max", type=int, default=9000, metavar="NODES")
+    bench.add_argument("--json", metavar="PATH", help="also write the region numbers here")
+    bench.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def _run(args: argparse.Namespace) -> int:
-    from checker import explain as explain_mod
-    from checker import verify as verify_mod
+    match args.command:
+        case "verify":
+            return _run_verify(args)
+        case "explain":
+            return _run_explain(args)
+        case "diff":
+            return _run_diff(args)
+        case "fuzz":
+            return _run_fuzz(args)
+        case _:
+            return _run_bench(args)
 
-    if args.command == "diff":
-        return _run_diff(args)
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from checker.tools import verify
+    from checker.tools.render.html_report import verify_page
+
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
-    if args.command == "verify":
-        report = verify_mod.run_verify(path, dynamic=args.dynamic, split=args.split)
-        if args.json != "-":  # with `--json -` stdout carries the JSON alone
-            print(verify_mod.render_text(report), end="")
-        if args.json:
-            write_atomically(args.json, to_json(report.to_json()))
-        if args.html:
-            write_atomically(args.html, verify_mod.html_of(report))
-        return 0 if report.ok else 1
-    lesson, original = explain_mod.run_explain(path, group=args.group)
+    split = Split.parse(args.split) if args.split else None
+    report = verify.run_verify(path, dynamic=args.dynamic, split=split)
+    if args.json != "-":  # with `--json -` stdout carries the JSON alone
+        print(verify.render_text(report), end="")
+    if args.json:
+        write_atomically(args.json, to_json(report.to_json()))
+    if args.html:
+        write_atomically(args.html, verify_page(report))
+    return 0 if report.ok else 1
+
+
+def _run_explain(args: argparse.Namespace) -> int:
+    from checker.tools import explain
+    from checker.tools.render.explain_html import render_explain_html
+
+    path = Path(args.path) if args.path else BUNDLED_EXAMPLE
+    lesson, original = explain.run_explain(path, group=args.group)
     if args.json != "-":
-        print(explain_mod.render_text(lesson), end="")
+        print(explain.render_text(lesson), end="")
     if args.json:
         write_atomically(args.json, to_json(lesson.to_json()))
     if args.html:
-        from checker.explain_html import render_explain_html
-
         write_atomically(args.html, render_explain_html(lesson, original.graph))
     return 0
 
 
 def _run_diff(args: argparse.Namespace) -> int:
-    """0: both sides agree; 1: a divergence (the report says which side is wrong)."""
-    from checker.diff import render_text, run_diff
+    """0: no side blamed; 1: a side is wrong (or fxoracle failed); the report says which."""
+    from checker.oracle.diff import render_text, run_diff
 
     if not args.paths and args.random <= 0:
         raise FxOracleError("diff: give model files and/or --random N")
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
-    paths = [Path(p) for p in args.paths]
-    report = run_diff(paths, args.against, args.component, args.random, args.seed, repro_dir)
+    models = [load_model_file(p) for p in args.paths]
+    report = run_diff(models, args.against, args.component, args.random, args.seed, repro_dir,
+                      progress=_progress_line, strict_order=args.strict_order)  # fmt: skip
     if args.json != "-":
-        print(render_text(report), end="")
+        print(render_text(report, debug=args.debug), end="")
     if args.json:
         write_atomically(args.json, to_json(report.to_json()))
-    return 0 if report.agree else 1
+    return 1 if report.fails_on(args.fail_on) else 0
+
+
+def _run_fuzz(args: argparse.Namespace) -> int:
+    """0: no bug of fxoracle found; 1: an oracle error or a divergence blamed on it (DIF-9)."""
+    from checker.oracle.fuzz import run_campaign
+
+    repro_dir = Path(args.repro_dir) if args.repro_dir else None
+    campaign = run_campaign(args.minutes, args.seed, Path(args.out), against=args.against,
+                            repro_dir=repro_dir, max_models=args.max_models,
+                            progress=_campaign_line)  # fmt: skip
+    ours = campaign.fxoracle_bugs
+    print(f"{campaign.models} models, {len(campaign.findings)} signatures -> {args.out}")
+    if ours:
+        print(f"fxoracle's own bugs (DIF-9): {', '.join(ours)}")
+    return 1 if ours else 0
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    """A measurement: 0 whatever the targets say."""
+    from checker.bench import dedup, regions
+
+    if args.repeat < 1 or min(args.sizes) < 1:
+        raise FxOracleError("bench: --repeat and --sizes must be positive")
+    json_path = Path(args.json) if args.json else None
+    print(regions.run(args.sizes, args.repeat, args.kind, args.torch_max, json_path), end="")
+    print(dedup.run(args.sizes), end="")
+    return 0
+
+
+def _progress_line(text: str) -> None:
+    if sys.stderr.isatty():
+        print(f"\r\x1b[Kfxoracle: {text}", end="", file=sys.stderr, flush=True)
+
+
+def _campaign_line(text: str, final: bool) -> None:
+    if sys.stderr.isatty():
+        print("\r" + text + ("\n" if final else ""), end="", file=sys.stderr, flush=True)
+    else:
+        print(text, file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -1,90 +1,180 @@
-"""Capture: run Dynamo on a model with fxoracle's tracker installed (spec chapter 01, TRK-9).
+"""Capture: the graph torch's deduplication pass would receive, keyed by fxoracle's tracker
+(spec chapter 01, TRK-9).
 
 `dynamo_tracker()` is the one documented hook into Dynamo: inside it, every `OutputGraph`
-Dynamo creates gets a `reference.GraphRegionTracker` instead of torch's, node tracking is on and
-torch's own deduplication is off. `capture(model, example_inputs)` compiles with fullgraph=True
-and returns the graph module and its tracker. `load_model_file(path)` reads a model file.
+Dynamo creates gets a `reference.GraphRegionTracker` instead of torch's and node tracking is on.
+`capture(model, example_inputs)` compiles with fullgraph=True and deduplication ON, with torch's
+pass replaced by a recorder: so the graph is exactly the one torch's pass would see (Dynamo's
+cleanups after the pass, such as dropping unused `size()` calls, have not run yet), keyed live,
+with the graph's own inputs (parameters and buffers included) as they were before the model ran.
+This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
 
-import runpy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import torch
 import torch._dynamo
 import torch.fx
+from torch.utils._ordered_set import OrderedSet
 
-from reference.errors import FxOracleError
+from reference.errors import FxOracleError, describe
+from reference.graph_copy import copy_graph, copy_graph_module
 from reference.tracker import GraphRegionTracker
 
+Node = torch.fx.Node
+Pass = Callable[[Any], dict[str, torch.fx.GraphModule]]  # torch's `apply_graph_deduplication`
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Capture:
-    """A captured graph, the tracker that keyed it live, and the inputs it was captured with."""
+    """A captured graph, the tracker that keyed it, and its inputs.
+
+    `gm` is the graph as torch's deduplication pass receives it, `tracker` our keys of its nodes,
+    `example_inputs` one value per placeholder (parameters and buffers included), taken before
+    the model ran. `torch_tracker`, when asked for, is torch's own tracker of the same capture.
+    """
 
     gm: torch.fx.GraphModule
     tracker: GraphRegionTracker
     example_inputs: tuple[Any, ...]
+    dynamic: bool = False
+    torch_tracker: Any = None
+
+    def copy(self) -> Capture:
+        """An independent copy: the graph copied, both trackers moved onto the copy's nodes,
+        the inputs cloned. Passes edit the copy in place; this capture stays as it was."""
+        found = copy_graph_module(self.gm)
+        theirs = None
+        if self.torch_tracker is not None:
+            theirs = remap_torch_tracker(self.torch_tracker, found.nodes)
+        ours = self.tracker.remapped(found.nodes)
+        return Capture(found.gm, ours, fresh_inputs(self.example_inputs), self.dynamic, theirs)
 
 
-@dataclass(frozen=True, slots=True)
-class ModelFile:
-    """A model file's contents: `model`, `example_inputs` and the optional `dynamic` flag."""
+class _Tee(GraphRegionTracker):
+    """fxoracle's tracker that feeds torch's own as well, so one capture yields both keys."""
 
-    path: Path
-    model: Callable[..., Any]
-    example_inputs: tuple[Any, ...]
-    dynamic: bool
+    def __init__(self) -> None:
+        from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracker
+
+        super().__init__()
+        self.torch = TorchTracker()
+
+    def track_node(self, tx: Any, node: Node) -> None:
+        super().track_node(tx, node)
+        self.torch.track_node(tx, node)
+
+    def track_node_mutations(
+        self, node: Node, flat_args_kwargs: list[Any], id_to_initial_version: Mapping[int, int]
+    ) -> None:
+        super().track_node_mutations(node, flat_args_kwargs, id_to_initial_version)
+        self.torch.track_node_mutations(node, flat_args_kwargs, dict(id_to_initial_version))
+
+    def add_node_mutation(self, node: Node, arg_pos: int) -> None:
+        super().add_node_mutation(node, arg_pos)
+        self.torch.add_node_mutation(node, arg_pos)
 
 
 @contextmanager
-def dynamo_tracker() -> Iterator[None]:
-    """Make Dynamo track nodes with `reference.GraphRegionTracker`, torch's dedup off (TRK-9)."""
+def dynamo_tracker(
+    tracker: Callable[[], GraphRegionTracker] = GraphRegionTracker,
+) -> Iterator[None]:
+    """Make Dynamo track nodes with `tracker()` (by default `reference.GraphRegionTracker`)
+    instead of torch's, tracking on (TRK-9)."""
     import torch._dynamo.output_graph as output_graph
 
     with (
-        torch._dynamo.config.patch(
-            track_nodes_for_deduplication=True, use_graph_deduplication=False
-        ),
-        mock.patch.object(output_graph, "GraphRegionTracker", GraphRegionTracker),
+        torch._dynamo.config.patch(track_nodes_for_deduplication=True),
+        mock.patch.object(output_graph, "GraphRegionTracker", tracker),
+    ):
+        yield
+
+
+@contextmanager
+def dynamo_pass(run: Pass) -> Iterator[None]:
+    """Deduplication on, and Dynamo's call of `apply_graph_deduplication(output_graph)`
+    replaced by `run(output_graph)` (which returns `{name: installed subgraph}`)."""
+    import torch._dynamo.output_graph as output_graph
+
+    with (
+        torch._dynamo.config.patch(use_graph_deduplication=True),
+        mock.patch.object(output_graph, "apply_graph_deduplication", run),
     ):
         yield
 
 
 def capture(
-    model: Callable[..., Any], example_inputs: tuple[Any, ...], dynamic: bool = False
+    model: Callable[..., Any],
+    example_inputs: tuple[Any, ...],
+    dynamic: bool = False,
+    *,
+    with_torch_tracker: bool = False,
 ) -> Capture:
-    """Capture `model` on `example_inputs` through Dynamo (fullgraph) with our tracker.
+    """Capture `model` on `example_inputs` through Dynamo (fullgraph), taking the graph where
+    torch's deduplication pass would run. `with_torch_tracker` also keys it with torch's own
+    tracker (the differential oracle's torch side). Raises `FxOracleError` on a graph break, an
+    exception in the model, or a graph without calls (Dynamo runs no pass then)."""
+    seen: list[Capture] = []
 
-    Raises `FxOracleError` on a graph break or an exception in the model.
-    """
-    from torch._dynamo.symbolic_convert import InstructionTranslator
-
-    captured: list[Capture] = []
-
-    def backend(gm: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
-        tracker = InstructionTranslator.current_tx().output.region_tracker
-        assert isinstance(tracker, GraphRegionTracker), "TRK-9: our tracker is installed"
-        captured.append(Capture(gm, tracker, tuple(snapshot(x) for x in inputs)))
-        return gm.forward
+    def record(out: Any) -> dict[str, torch.fx.GraphModule]:
+        seen.append(_recorded(out, dynamic))
+        return {}
 
     torch._dynamo.reset()
     try:
-        with dynamo_tracker():
-            torch.compile(model, backend=backend, fullgraph=True, dynamic=dynamic)(*example_inputs)
+        with (
+            dynamo_tracker(_Tee if with_torch_tracker else GraphRegionTracker),
+            dynamo_pass(record),
+        ):
+            compiled = torch.compile(model, backend=_run_as_is, fullgraph=True, dynamic=dynamic)
+            compiled(*fresh_inputs(example_inputs))
     except Exception as e:  # the user's model or Dynamo failed: bad input, one line
-        raise FxOracleError(f"capture failed: {type(e).__name__}: {_first_line(e)}") from e
+        raise FxOracleError(f"capture failed: {describe(e)}") from e
     finally:
         torch._dynamo.reset()
-    if len(captured) != 1:
-        raise FxOracleError(f"capture produced {len(captured)} graphs, expected exactly one")
-    return captured[0]
+    if len(seen) != 1:
+        raise FxOracleError(f"capture produced {len(seen)} graphs with calls, expected exactly one")
+    return seen[0]
+
+
+def _run_as_is(gm: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+    return gm.forward
+
+
+def _recorded(out: Any, dynamic: bool) -> Capture:
+    """A copy of the output graph's graph and trackers, and its inputs (TRK-9)."""
+    tracker = out.region_tracker
+    assert isinstance(tracker, GraphRegionTracker), "TRK-9: our tracker is installed"
+    found = copy_graph(out.graph, dict(out.nn_modules), "CapturedGraph")
+    inputs = tuple(
+        snapshot(p.meta["grapharg"].example) for p in out.graph.find_nodes(op="placeholder")
+    )
+    theirs = None
+    if isinstance(tracker, _Tee):
+        theirs = remap_torch_tracker(tracker.torch, found.nodes)
+    return Capture(found.gm, tracker.remapped(found.nodes), inputs, dynamic, theirs)
+
+
+def remap_torch_tracker(tracker: Any, nodes: Mapping[Node, Node]) -> Any:
+    """torch's tracker moved onto a copy of its graph (`nodes[old]` is the copy of `old`):
+    buckets, `node_to_duplicates` (edits included) and mutated positions."""
+    copy = type(tracker)()
+    for key, bucket in tracker.hash_to_duplicates.items():
+        moved = [nodes[n] for n in bucket if n in nodes]
+        copy.hash_to_duplicates[key] = moved
+        for old, new in zip((n for n in bucket if n in nodes), moved, strict=True):
+            if tracker.node_to_duplicates.get(old) is bucket:
+                copy.node_to_duplicates[new] = moved
+    for old, positions in tracker.node_to_mutated_arg_positions.items():
+        if old in nodes:
+            copy.node_to_mutated_arg_positions[nodes[old]] = OrderedSet(positions)
+    return copy
 
 
 def snapshot(value: Any) -> Any:
@@ -97,30 +187,3 @@ def snapshot(value: Any) -> Any:
 def fresh_inputs(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Copies of `inputs` for one more run, so runs never see each other's mutations."""
     return tuple(snapshot(x) for x in inputs)
-
-
-def load_model_file(path: str | Path) -> ModelFile:
-    """Run a model file and read `model`, `example_inputs` and optional `dynamic`."""
-    p = Path(path)
-    if not p.is_file():
-        raise FxOracleError(f"{p}: no such file")
-    try:
-        ns = runpy.run_path(str(p), run_name="__fxoracle_model__")
-    except SyntaxError as e:
-        raise FxOracleError(f"{p}:{e.lineno}: syntax error: {e.msg}") from e
-    except Exception as e:
-        raise FxOracleError(f"{p}: loading failed: {type(e).__name__}: {_first_line(e)}") from e
-    for name in ("model", "example_inputs"):
-        if name not in ns:
-            raise FxOracleError(f"{p}: defines no `{name}`")
-    if not callable(ns["model"]):
-        raise FxOracleError(f"{p}: `model` is not callable")
-    inputs = ns["example_inputs"]
-    if not isinstance(inputs, tuple):
-        raise FxOracleError(f"{p}: `example_inputs` must be a tuple, not {type(inputs).__name__}")
-    return ModelFile(p, ns["model"], inputs, bool(ns.get("dynamic", False)))
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else "(no message)"

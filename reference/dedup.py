@@ -10,16 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import torch
 import torch.fx
 
+from reference.bodies import resolver
 from reference.deps import AUTOCAST_TARGETS, GRAD_MODE_TARGET, OrderingDeps
 from reference.facts import ValueFacts
 from reference.order import stable_topological_sort
-from reference.outline import OutlinePlan, build_subgraph, external_usages, plan_outline
-from reference.regions import find_identical_regions
-from reference.replace import Reason, refusal, replace_region, wiring
+from reference.outline import (
+    OutlinePlan,
+    build_subgraph,
+    external_usages,
+    plan_outline,
+    unreturnable_output,
+)
+from reference.regions import RegionSearch, search_regions
+from reference.replace import Reason, other_body, refusal, replace_region, wiring
 from reference.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
@@ -47,6 +55,11 @@ class Refused:
     reason: Reason
     detail: str
 
+    @property
+    def id(self) -> str:
+        """The invariant that refuses the region (`RPL-7`)."""
+        return self.reason.id
+
 
 @dataclass(frozen=True, slots=True)
 class DedupResult:
@@ -66,18 +79,22 @@ def deduplicate(
     pin_grad_mode: bool = True,
     keep_erased_deps: bool = True,
     deps: OrderingDeps | None = None,
+    search: RegionSearch | None = None,
 ) -> DedupResult:
     """Find `tracker`'s region groups in `gm` and outline them, in place (RPL-1..RPL-10).
 
     `gate(group, plan)` may veto a group before anything changes: it returns (region index,
     reason) for the first region it cannot prove safe, or None (RPL-11). `pin_grad_mode=False`
-    orders like torch 2.13, which lets computation cross `_set_grad_enabled` (SRT-8);
-    `keep_erased_deps=False` drops an erased node's own deps as torch 2.13 does (SRT-10): both
+    orders like torch, which lets computation cross `_set_grad_enabled` (SRT-8);
+    `keep_erased_deps=False` drops an erased node's own deps as torch does (SRT-10): both
     reproduce torch's node order, its wrong results included, for comparison only. `deps`,
     when given, must be `ordering_deps(gm.graph, mutations, pin_grad_mode)` (a gate built on
-    the same object saves building it twice); it is updated in place.
+    the same object saves building it twice); it is updated in place. `search`, when given, is
+    `search_regions(gm.graph, tracker.buckets())` done already (the regions are found once).
     """
-    groups = find_identical_regions(gm.graph, tracker)
+    if search is None:
+        search = search_regions(gm.graph, tracker.buckets())
+    groups = search.region_groups()
     mutated = tracker.node_to_mutated_arg_positions
     return outline_groups(gm, groups, mutated, gate, pin_grad_mode=pin_grad_mode,
                           keep_erased_deps=keep_erased_deps, deps=deps)  # fmt: skip
@@ -93,6 +110,46 @@ def ordering_deps(
     return OrderingDeps.from_graph(graph, positions, pin_grad_mode=pin_grad_mode)
 
 
+class Installer(Protocol):
+    """Where outlined subgraphs go. `root` holds the attributes a subgraph's own `get_attr`s
+    read; `install(sub_gm)` registers it and returns the name it got; `skip()` is told when a
+    group's name would be taken although nothing is installed (torch installs it, RPL-5)."""
+
+    @property
+    def root(self) -> torch.nn.Module | dict[str, Any]: ...
+
+    def install(self, sub_gm: torch.fx.GraphModule) -> str: ...
+
+    def skip(self) -> None: ...
+
+
+class ModuleInstaller:
+    """Subgraphs registered on a graph module as `subgraph_<i>`, the first names neither on the
+    module nor taken by an earlier group (RPL-1)."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        self._gm = gm
+        self._next = 0
+
+    @property
+    def root(self) -> torch.nn.Module:
+        return self._gm
+
+    def install(self, sub_gm: torch.fx.GraphModule) -> str:
+        name = self._name()
+        self._gm.register_module(name, sub_gm)
+        return name
+
+    def skip(self) -> None:
+        self._name()
+
+    def _name(self) -> str:
+        while hasattr(self._gm, f"subgraph_{self._next}"):
+            self._next += 1  # names only get taken, so the first free one only moves up
+        self._next += 1
+        return f"subgraph_{self._next - 1}"
+
+
 def outline_groups(
     gm: torch.fx.GraphModule,
     groups: Sequence[Sequence[Sequence[Node]]],
@@ -104,16 +161,33 @@ def outline_groups(
     deps: OrderingDeps | None = None,
 ) -> DedupResult:
     """Outline each group of `groups` (torch's order) into `gm`, then sort once (SRT-1)."""
-    graph = gm.graph
+    found = outline(gm.graph, ModuleInstaller(gm), groups, mutated, gate,
+                    pin_grad_mode=pin_grad_mode, keep_erased_deps=keep_erased_deps,
+                    deps=deps)  # fmt: skip
+    gm.recompile()
+    return found
+
+
+def outline(
+    graph: torch.fx.Graph,
+    installer: Installer,
+    groups: Sequence[Sequence[Sequence[Node]]],
+    mutated: Mapping[Node, Iterable[int]],
+    gate: Gate | None = None,
+    *,
+    pin_grad_mode: bool = True,
+    keep_erased_deps: bool = True,
+    deps: OrderingDeps | None = None,
+) -> DedupResult:
+    """`outline_groups` on a bare graph, the subgraphs going to `installer` (chapter 03)."""
     if deps is None:
         deps = ordering_deps(graph, mutated, pin_grad_mode)
     pinned = AUTOCAST_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
-    run = _Run(gm, ValueFacts(graph, mutated, pinned), deps, gate, keep_erased_deps)
+    run = _Run(graph, installer, ValueFacts(graph, mutated, pinned), deps, gate, keep_erased_deps)
     for index, group in enumerate(groups):
         run.outline_group(index, group)
     stable_topological_sort(graph, deps.as_mapping())
     graph.lint()
-    gm.recompile()
     return DedupResult(dict(run.subgraphs), tuple(run.replaced), tuple(run.refused),
                        deps.as_mapping())  # fmt: skip
 
@@ -123,22 +197,23 @@ def _names(nodes: Iterable[Node]) -> tuple[str, ...]:
 
 
 class _Run:
-    """The state of one `outline_groups` call: the graph module and what has been done."""
+    """The state of one `outline` call: the graph, the installer and what has been done."""
 
     def __init__(
         self,
-        gm: torch.fx.GraphModule,
+        graph: torch.fx.Graph,
+        installer: Installer,
         facts: ValueFacts,
         deps: OrderingDeps,
         gate: Gate | None,
         inherit: bool,
     ) -> None:
-        self.gm, self.facts, self.deps, self.gate = gm, facts, deps, gate
+        self.graph, self.installer = graph, installer
+        self.facts, self.deps, self.gate = facts, deps, gate
         self.inherit = inherit  # SRT-10: an erased node's own deps move to its replacement
         self.subgraphs: dict[str, torch.fx.GraphModule] = {}
         self.replaced: list[Replaced] = []
         self.refused: list[Refused] = []
-        self.next_index = 0
 
     def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
         """Plan, build and install the subgraph, then replace every region that may be."""
@@ -148,27 +223,35 @@ class _Run:
             self.refused.append(Refused(index, None, _names(group[0]), Reason.NO_INPUTS, ""))
             return  # RPL-5: torch installs nothing for such a group
         plan = plan_outline(group)
+        unreturnable = unreturnable_output(group[0], plan)
+        if unreturnable:
+            self.refused.append(Refused(index, None, _names(group[0]), Reason.OUTPUT, unreturnable))
+            return  # RPL-23: no region of the group can be called
         vetoed = self.gate(group, plan) if self.gate is not None else None
         if vetoed is not None:
             at, detail = vetoed
             self.refused.append(Refused(index, at, _names(group[at]), Reason.GATE, detail))
             return
         reference = wiring(group[0])
-        verdicts = [refusal(region, plan, reference, self.facts) for region in group]
-        name = self._next_name()
+        resolve = resolver(self.installer.root)
+        verdicts = [
+            other_body(region, group[0], plan, resolve)
+            or refusal(region, plan, reference, self.facts)
+            for region in group
+        ]
         for k, why in enumerate(verdicts):
             if why is not None:
                 self.refused.append(Refused(index, k, _names(group[k]), why[0], why[1]))
         if all(why is not None for why in verdicts):
+            self.installer.skip()
             return  # RPL-5: nothing calls it, so nothing is installed (the name stays used)
-        get_attr = self._install(name, build_subgraph(group[0], plan))
+        call = self._install(build_subgraph(group[0], plan))
         for k, region in enumerate(group):
             if verdicts[k] is None and not self._taken_over(index, k, region):
                 nodes = _names(region)
-                call = (get_attr, name)
-                invoke = replace_region(self.gm.graph, region, plan, call, self.facts,
+                invoke = replace_region(self.graph, region, plan, call, self.facts,
                                         self.deps, inherit=self.inherit)  # fmt: skip
-                self.replaced.append(Replaced(index, k, name, invoke.name, nodes))
+                self.replaced.append(Replaced(index, k, call[1], invoke.name, nodes))
 
     def _taken_over(self, index: int, k: int, region: Sequence[Node]) -> bool:
         """RPL-17: refuse region `k` when an earlier call (of this group or an earlier one)
@@ -182,17 +265,10 @@ class _Run:
         self.refused.append(Refused(index, k, _names(region), Reason.TAKEN_OVER, detail))
         return True
 
-    def _next_name(self) -> str:
-        """The first `subgraph_<i>` neither on the module nor used by an earlier group."""
-        while hasattr(self.gm, f"subgraph_{self.next_index}"):
-            self.next_index += 1  # names only get taken, so the first free one only moves up
-        self.next_index += 1
-        return f"subgraph_{self.next_index - 1}"
-
-    def _install(self, name: str, subgraph: torch.fx.Graph) -> Node:
-        """Register the subgraph as `name` and fetch it with a get_attr at the top (RPL-1)."""
-        sub_gm = torch.fx.GraphModule(self.gm, subgraph)
-        self.gm.register_module(name, sub_gm)
+    def _install(self, subgraph: torch.fx.Graph) -> tuple[Node, str]:
+        """Install the subgraph and fetch it with a get_attr at the top (RPL-1)."""
+        sub_gm = torch.fx.GraphModule(self.installer.root, subgraph)
+        name = self.installer.install(sub_gm)
         self.subgraphs[name] = sub_gm
-        with self.gm.graph.inserting_before():
-            return self.gm.graph.create_node("get_attr", name, (), {})
+        with self.graph.inserting_before():
+            return self.graph.create_node("get_attr", name, (), {}), name

@@ -1,7 +1,7 @@
 """Extra ordering dependencies (spec chapter 04, "Stable topological sort and ordering deps").
 
-Contract: `OrderingDeps.from_graph(graph, mutated_positions)` holds the extra dependencies torch
-2.13's `_populate_additional_deps` computes: mutation order (SRT-6) and autocast pinning (SRT-7),
+Contract: `OrderingDeps.from_graph(graph, mutated_positions)` holds the extra dependencies torch's
+`_populate_additional_deps` computes: mutation order (SRT-6) and autocast pinning (SRT-7),
 plus grad-mode pinning, a deliberate divergence (SRT-8). The replacer updates them in place with
 `redirect` when it erases a region node (SRT-9); a reverse index makes that cost proportional to
 the erased node's own deps and dependents, where torch rescans every entry.

@@ -6,7 +6,7 @@ candidates join every region or none (EXP-3). A candidate is refused when it is 
 already (EXP-4), is shared with another region (EXP-7), is a placeholder or get_attr (EXP-5), has
 a different key (EXP-6), or would make contracting its region create a cycle (EXP-8).
 
-The cycle test needs "is u an ancestor of the region's root?". torch 2.13 keeps a full ancestor
+The cycle test needs "is u an ancestor of the region's root?". torch keeps a full ancestor
 set per node (quadratic). Here each region owns an `AncestorSearch`: a backward search from the
 root that visits nodes in decreasing topological rank and stops at the rank asked about, so the
 cost is the part of the root's ancestor cone that the region actually reaches (EXP-11).

@@ -21,11 +21,13 @@ import torch.fx
 from torch._subclasses.fake_tensor import extract_tensor_metadata
 
 from reference.names import qualified_name
+from reference.torch_version import TORCH
 
 
 @dataclass(frozen=True, slots=True)
 class GlobalState:
-    """The global state torch 2.13 records per node (TRK-2)."""
+    """The global state torch's tracker records per node (TRK-2); `tf32` as the installed
+    torch keys it (`reference.torch_version`)."""
 
     grad_enabled: bool
     inference_mode: bool
@@ -34,7 +36,7 @@ class GlobalState:
     cublas_bf16_reduced_precision: tuple[bool, ...]
     default_dtype: str
     deterministic: bool
-    tf32: bool
+    tf32: bool | str
     deterministic_warn_only: bool
     saved_tensor_hooks_enabled: bool
 
@@ -119,7 +121,7 @@ class Unkeyable(Exception):
 
 
 def current_global_state() -> GlobalState:
-    """Read the process's global state, the fields torch 2.13's tracker reads (TRK-2)."""
+    """Read the process's global state, the fields torch's tracker reads (TRK-2)."""
     return GlobalState(
         grad_enabled=torch.is_grad_enabled(),
         inference_mode=torch.is_inference_mode_enabled(),
@@ -132,12 +134,20 @@ def current_global_state() -> GlobalState:
         ),
         default_dtype=str(torch.get_default_dtype()),
         deterministic=torch.are_deterministic_algorithms_enabled(),
-        tf32=torch._C._get_cublas_allow_tf32(),
+        tf32=tf32_key(),
         deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
         saved_tensor_hooks_enabled=bool(
             getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled")()  # noqa: B009
         ),
     )
+
+
+def tf32_key() -> bool | str:
+    """TF32 for CUDA matmuls as the installed torch keys it: from 2.15 the `fp32_precision`
+    string, before a bool (TRK-2). The bool is read from the precision string, which never raises,
+    where torch's own `_get_cublas_allow_tf32()` raises once the new API was used."""
+    precision = str(torch._C._get_fp32_precision_getter("cuda", "matmul"))
+    return precision if TORCH.tf32_key == "fp32_precision" else precision == "tf32"
 
 
 def node_key(node: torch.fx.Node, state: GlobalState, site: CallSite | None) -> NodeKey:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import torch
 
 _MODULE_ALIASES = {"_operator": "operator", "torch._C._VariableFunctions": "torch"}
+INVOKE = torch.ops.higher_order.invoke_subgraph  # the one name of the call the replacer emits
 
 
 def qualified_name(target: str | Callable[..., object]) -> str:

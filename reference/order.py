@@ -1,10 +1,12 @@
 """Stable topological sort (spec chapter 04, "Stable topological sort and ordering deps").
 
-Contract: `stable_topological_sort(graph, additional_deps)` reorders `graph` in place into torch
-2.13's order (`_stable_topological_sort_impl` in `torch/_dynamo/graph_deduplication.py`): nodes
+Contract: `stable_topological_sort(graph, additional_deps)` reorders `graph` in place into torch's
+order (`_stable_topological_sort_impl` in `torch/_dynamo/graph_deduplication.py`, the same order
+in 2.13-2.15; 2.15 computes it in linear time): nodes
 are visited in current order, a node waits on its LAST unready dependency, a ready node is placed
 after the previously placed one and re-queues its waiters in the order they started waiting,
-the output goes last (SRT-1..SRT-4). When no order exists it raises `FxOracleError` naming one
+the output goes last (SRT-1..SRT-4). When no order exists it raises `NoOrder` (an `FxOracleError`
+that is also an `AssertionError`, what torch raises there) naming one
 cycle and leaves the graph untouched (SRT-5).
 
 The algorithm is the pure `order_indices` over integer positions; `stable_topological_sort` is
@@ -21,6 +23,11 @@ from torch.fx import Graph, Node
 
 from reference.errors import FxOracleError
 from reference.keys import unique_node_args
+
+
+class NoOrder(FxOracleError, AssertionError):
+    """No topological order exists: fxoracle's error type, and torch's (`AssertionError`), so
+    code written against torch's sort catches it too (SRT-5)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +120,7 @@ def node_deps(node: Node, additional_deps: Mapping[Node, Sequence[Node]]) -> lis
 
 
 def stable_topological_sort(graph: Graph, additional_deps: Mapping[Node, Sequence[Node]]) -> None:
-    """Reorder `graph` in place into torch 2.13's stable order, the output node last.
+    """Reorder `graph` in place into torch's stable order, the output node last.
 
     Raises `FxOracleError` (graph untouched) on a cycle, or when a node depends on the output
     node or on a node outside the graph (torch reports both as a failed sort). SRT-1..SRT-5.
@@ -125,7 +132,7 @@ def stable_topological_sort(graph: Graph, additional_deps: Mapping[Node, Sequenc
     result = order_indices(len(body), deps)
     if isinstance(result, Cycle):
         names = " -> ".join(body[i].name for i in result.path)
-        raise FxOracleError(f"SRT-5: no topological order exists: cycle {names}")
+        raise NoOrder(f"SRT-5: no topological order exists: cycle {names}")
     apply_order(graph, [body[i] for i in result] + outputs)
 
 

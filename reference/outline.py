@@ -5,7 +5,7 @@ slot per class of external-input usages that refer to the same node in *every* r
 tuple-valued inputs passed as their getitem children (RPL-4), and the union over all regions of
 positions with external users as outputs (RPL-3). `build_subgraph(region0, plan)` copies the
 representative region into a new `fx.Graph` with those placeholders and outputs, laid out as
-torch 2.13 lays them out (RPL-1).
+torch lays them out (RPL-1).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
+from reference.bodies import is_body
 from reference.keys import example_value, flat_node_args
 
 Node = torch.fx.Node
@@ -34,10 +35,17 @@ class Usage:
 @dataclass(frozen=True, slots=True)
 class InputSlot:
     """Usages that get one operand; `flattened` holds the region positions of the getitems
-    passed instead of a tuple-valued input (RPL-4), else is empty."""
+    passed instead of a tuple-valued input (RPL-4), else is empty. An `attribute` slot is a
+    `get_attr` input (a higher-order op's body): no operand, the subgraph fetches the
+    representative's attribute itself (RPL-20)."""
 
     usages: tuple[Usage, ...]
     flattened: tuple[int, ...] = ()
+    attribute: str | None = None
+
+    @property
+    def is_operand(self) -> bool:
+        return self.attribute is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +58,32 @@ class OutlinePlan:
     @property
     def flattened(self) -> frozenset[int]:
         return frozenset(i for s in self.slots for i in s.flattened)
+
+
+def runtime_takes(value: object) -> bool:
+    """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
+    int (bools included), a SymInt, a generator, or None; never a float or a module (RPL-21)."""
+    from torch._library.fake_class_registry import FakeScriptObject
+
+    accepted = (torch.Tensor, int, torch.SymInt, torch.Generator, FakeScriptObject)
+    return value is None or isinstance(value, accepted)
+
+
+def runtime_returns(value: object) -> bool:
+    """Whether torch's `invoke_subgraph` runtime can return `value` from a subgraph: a tensor or
+    a SymInt, or a tuple of them (flattened); a plain int or a float it cannot (RPL-23)."""
+    if isinstance(value, tuple | list):
+        return all(runtime_returns(v) for v in value)
+    return isinstance(value, torch.Tensor | torch.SymInt)
+
+
+def unreturnable_output(region0: Sequence[Node], plan: OutlinePlan) -> str:
+    """The first output of the plan torch's runtime cannot return, or ""."""
+    for p in plan.outputs:
+        value = example_value(region0[p])
+        if value is not None and not runtime_returns(value):
+            return f"{region0[p].name} is a {type(value).__name__}"
+    return ""
 
 
 def is_tuple_node(node: Node) -> bool:
@@ -89,6 +123,9 @@ def plan_outline(group: Sequence[Sequence[Node]]) -> OutlinePlan:
     region0 = group[0]
     slots: list[InputSlot] = []
     for node, usages in external_usages(region0).items():
+        if is_body(node):
+            slots.append(InputSlot(tuple(usages), attribute=str(node.target)))
+            continue
         flattened = _flattened_positions(node, region0) if is_tuple_node(node) else []
         if flattened and {u.node for u in usages} <= set(flattened):
             slots.append(InputSlot(tuple(usages), tuple(flattened)))
@@ -128,6 +165,8 @@ def slot_names(region0: Sequence[Node], plan: OutlinePlan) -> list[str]:
     names: list[str] = []
     for slot in plan.slots:
         outer = usage_node(region0, slot.usages[0]).name
+        if not slot.is_operand:
+            continue
         if slot.flattened:
             names.extend(f"supgraph_input_{outer}_flattened_{i}" for i in slot.flattened)
         else:
@@ -151,13 +190,17 @@ def build_subgraph(region0: Sequence[Node], plan: OutlinePlan) -> torch.fx.Graph
     names = iter(slot_names(region0, plan))
     by_usage: dict[Usage, Node] = {}
     copies: dict[Node, Node] = {}
-    for slot in plan.slots:
+    attributes = [s for s in plan.slots if not s.is_operand]
+    for slot in (s for s in plan.slots if s.is_operand):
         if slot.flattened:
             for i in slot.flattened:
                 copies[region0[i]] = _placeholder(sub, next(names), region0[i])
         else:
             ph = _placeholder(sub, next(names), usage_node(region0, slot.usages[0]))
             by_usage.update((u, ph) for u in slot.usages)
+    for slot in attributes:  # RPL-20: the body travels as an attribute, never as an operand
+        fetch = sub.get_attr(str(slot.attribute))
+        by_usage.update((u, fetch) for u in slot.usages)
     outputs: list[Node] = []
     for p, node in enumerate(region0):
         if p in plan.flattened:
@@ -166,7 +209,19 @@ def build_subgraph(region0: Sequence[Node], plan: OutlinePlan) -> torch.fx.Graph
         if p in plan.outputs:
             outputs.extend(_output_items(sub, node, copies[node]))
     sub.output(tuple(outputs))
+    _with_val(sub)
     return sub
+
+
+def _with_val(sub: torch.fx.Graph) -> None:
+    """RPL-22: every node carries its example value as `val` too, which torch's
+    `invoke_subgraph` runtime reads for the outputs' metadata; without it, in grad mode, the
+    runtime runs the body on uninitialised copies of the operands to learn it (an int64 index
+    operand then indexes out of range) and cannot return an int (a SymInt output)."""
+    for node in sub.nodes:
+        value = node.meta.get("example_value")
+        if value is not None and "val" not in node.meta:
+            node.meta["val"] = value
 
 
 def _placeholder(sub: torch.fx.Graph, name: str, outer: Node) -> Node:

@@ -1,22 +1,46 @@
 """Region finding on an fx graph: the torch-facing side of the expansion (chapter 02, EXP).
 
+`search_regions(graph, buckets)` expands the buckets of key-equal nodes over `graph` and keeps
+the whole `Expansion` (every step and refusal) for reports and `fxoracle explain`;
 `find_identical_regions(graph, tracker)` returns torch's shape, `list[list[list[Node]]]`: groups
 (latest first), regions (region 0 is the representative), nodes (corresponding positions are
-key-equal). `search_regions` keeps the whole `Expansion` (every step and refusal) for reports
-and `fxoracle explain`.
+key-equal).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch.fx
 
 from reference.expand import Expansion, expand
 from reference.model import GraphView, NodeIndex, view_of_graph
-from reference.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Buckets:
+    """What region growth reads from a tracker (TRK-12).
+
+    `groups` are the buckets of key-equal nodes in tracking order: each with two or more members
+    in the graph starts a region group. `same` says which nodes may stand at corresponding
+    positions while regions grow: two nodes are identical when both are in `same` with the same
+    bucket number. torch reads the first from `hash_to_duplicates` and the second from
+    `node_to_duplicates`, so a node removed from `node_to_duplicates` still starts a group but
+    never joins a region (upstream `test_tuple_inputs`).
+    """
+
+    groups: tuple[tuple[Node, ...], ...]
+    same: Mapping[Node, int] = field(default_factory=dict)
+
+
+class Tracked(Protocol):
+    """A tracker as region finding sees it (`reference.GraphRegionTracker` is one)."""
+
+    def buckets(self) -> Buckets: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,15 +60,27 @@ class RegionSearch:
     def names(self, indices: tuple[NodeIndex, ...]) -> list[str]:
         return [self.view.names[i] for i in indices]
 
+    def group_names(self) -> tuple[tuple[tuple[str, ...], ...], ...]:
+        """The kept region groups as node names."""
+        return tuple(
+            tuple(tuple(self.view.names[i] for i in region) for region in group)
+            for group in self.expansion.kept_regions()
+        )
 
-def search_regions(graph: torch.fx.Graph, tracker: GraphRegionTracker) -> RegionSearch:
-    """Expand `tracker`'s buckets over `graph` and keep every step (EXP-10)."""
-    view, nodes = view_of_graph(graph, tracker.key_to_duplicates.values())
+
+def search_regions(graph: torch.fx.Graph, buckets: Buckets) -> RegionSearch:
+    """Expand `buckets` over `graph` and keep every step (EXP-10)."""
+    view, nodes = view_of_graph(graph, buckets.groups, buckets.same)
     return RegionSearch(view, tuple(nodes), expand(view))
 
 
-def find_identical_regions(
-    graph: torch.fx.Graph, tracker: GraphRegionTracker
-) -> list[list[list[Node]]]:
-    """Region groups of `graph`, in torch 2.13's shape and group order (EXP-1, EXP-2, EXP-9)."""
-    return search_regions(graph, tracker).region_groups()
+def find_identical_regions(graph: torch.fx.Graph, tracker: Tracked) -> list[list[list[Node]]]:
+    """Region groups of `graph`, in torch's shape and group order (EXP-1, EXP-2, EXP-9)."""
+    return search_regions(graph, tracker.buckets()).region_groups()
+
+
+def region_names(
+    groups: Sequence[Sequence[Sequence[Node]]],
+) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """Region groups of nodes as region groups of node names."""
+    return tuple(tuple(tuple(n.name for n in region) for region in group) for group in groups)

@@ -10,19 +10,28 @@ from __future__ import annotations
 
 import operator
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 import torch
 import torch.fx
 
+from reference.bodies import same_body
 from reference.deps import OrderingDeps
 from reference.facts import ValueFacts
-from reference.keys import flat_node_args, unique_node_args
-from reference.outline import OutlinePlan, is_tuple_node, output_width, tuple_output_spec
+from reference.keys import example_value, flat_node_args, unique_node_args
+from reference.names import INVOKE
+from reference.outline import (
+    OutlinePlan,
+    is_tuple_node,
+    output_width,
+    runtime_takes,
+    tuple_output_spec,
+)
 from reference.outline import usage_node as _usage_node
 
 Node = torch.fx.Node
+Resolve = Callable[[str], object]
 Wiring = tuple[tuple[int | None, ...], ...]
 
 
@@ -38,6 +47,14 @@ class Reason(StrEnum):
     TAKEN_OVER = "RPL-17: a node of the region was replaced by an earlier call"
     WHOLE_TUPLE = "RPL-18: an outside node uses a tuple output of the region whole"
     GATE = "RPL-11: the checker did not prove the replacement safe"
+    OTHER_BODY = "RPL-20: the region reads a higher-order op body unlike the representative's"
+    OPERAND = "RPL-21: an operand is a value torch's invoke_subgraph runtime does not take"
+    OUTPUT = "RPL-23: an output is a value torch's invoke_subgraph runtime cannot return"
+
+    @property
+    def id(self) -> str:
+        """The invariant that refuses: `RPL-7`."""
+        return self.value.split(":", 1)[0]
 
 
 def wiring(region: Sequence[Node]) -> Wiring:
@@ -50,11 +67,28 @@ def operands(region: Sequence[Node], plan: OutlinePlan) -> list[Node]:
     """The call's operands: per slot, its first usage's node, or the flattened getitems."""
     found: list[Node] = []
     for slot in plan.slots:
+        if not slot.is_operand:
+            continue  # RPL-20: fetched inside the subgraph
         if slot.flattened:
             found.extend(region[i] for i in slot.flattened)
         else:
             found.append(_usage_node(region, slot.usages[0]))
     return found
+
+
+def other_body(
+    region: Sequence[Node], region0: Sequence[Node], plan: OutlinePlan, resolve: Resolve
+) -> tuple[Reason, str] | None:
+    """RPL-20: every `get_attr` the region reads must fetch the representative's body, or one
+    that computes the same thing (`same_body`): the subgraph calls the representative's."""
+    for slot in plan.slots:
+        for u in slot.usages if not slot.is_operand else ():
+            mine, theirs = _usage_node(region, u), _usage_node(region0, u)
+            if mine.op != "get_attr":
+                return Reason.OTHER_BODY, f"{mine.name} is not a get_attr"
+            if not same_body(resolve(str(theirs.target)), resolve(str(mine.target))):
+                return Reason.OTHER_BODY, f"{mine.target} differs from {theirs.target}"
+    return None
 
 
 def refusal(
@@ -71,6 +105,10 @@ def refusal(
         for u in slot.usages:
             if u.arg in facts.mutated.get(region[u.node], frozenset()):
                 return Reason.MUTATED_INPUT, f"{region[u.node].name} mutates argument {u.arg}"
+    for operand in operands(region, plan):
+        value = example_value(operand)
+        if not runtime_takes(value):
+            return Reason.OPERAND, f"{operand.name} is a {type(value).__name__}"
     aliased = _aliasing(region, plan, facts)
     if aliased is not None:
         return Reason.ALIASING, aliased
@@ -143,11 +181,11 @@ def replace_region(
 ) -> Node:
     """Append `invoke_subgraph(get_attr, name, *operands)`, re-point uses, erase the region.
 
-    `inherit=False` moves erased nodes' deps as torch 2.13 does, dropping their own (SRT-10)."""
+    `inherit=False` moves erased nodes' deps as torch does, dropping their own (SRT-10)."""
     get_attr, name = call
     invoke = graph.create_node(
         "call_function",
-        torch.ops.higher_order.invoke_subgraph,
+        INVOKE,
         (get_attr, name, *operands(region, plan)),
         {},
     )
@@ -192,7 +230,7 @@ def _replace_tuple_output(
     """Re-point each getitem chain on a tuple output to the call's flattened output (RPL-3).
 
     Children are visited last-in first-out and each new getitem is inserted right after the
-    call, exactly as torch 2.13 does, so the node order after sorting is torch's.
+    call, exactly as torch does, so the node order after sorting is torch's.
     """
     index, invoke = at
     spec = tuple_output_spec(node)
@@ -211,6 +249,7 @@ def _replace_tuple_output(
         deps.redirect(item, out, inherit=inherit)  # the getitem may sit outside the region
         graph.erase_node(item)
         erased.add(item)
-    graph.erase_node(node)
-    erased.add(node)
+    if not node.users:  # a region node may still use the tuple whole: erased with the region
+        graph.erase_node(node)
+        erased.add(node)
     return erased

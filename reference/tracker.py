@@ -1,6 +1,6 @@
 """The tracker: keys nodes into buckets of identical nodes (spec chapter 01, TRK).
 
-`GraphRegionTracker` is a drop-in for torch 2.13's class of the same name: Dynamo calls
+`GraphRegionTracker` is a drop-in for torch's class of the same name: Dynamo calls
 `track_node(tx, node)` as it creates nodes (live mode, see `reference.capture`), and
 `track_node_mutations` / `add_node_mutation` when it sees a value change. `track_graph(graph)`
 keys an already captured graph from node metadata instead (offline mode).
@@ -9,6 +9,7 @@ keys an already captured graph from node metadata instead (offline mode).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ from reference.keys import (
     node_key,
 )
 from reference.mutation import mutated_positions
+from reference.regions import Buckets, find_identical_regions
 
 Node = torch.fx.Node
 
@@ -32,7 +34,7 @@ Node = torch.fx.Node
 class GraphRegionTracker:
     """Buckets of key-equal nodes in tracking order, plus mutated argument positions (TRK-1).
 
-    The public attributes mirror torch 2.13's: `node_to_duplicates` maps a tracked node to its
+    The public attributes mirror torch's: `node_to_duplicates` maps a tracked node to its
     bucket (a list shared by all members), `node_to_mutated_arg_positions` maps a node to the
     flat node-argument positions it mutates. `untracked` records nodes whose key could not be
     built, with the reason (TRK-7).
@@ -75,9 +77,37 @@ class GraphRegionTracker:
 
     def get_identical_regions(self, graph: torch.fx.Graph) -> list[list[list[Node]]]:
         """Region groups of `graph` in torch's shape and order (chapter 02)."""
-        from reference.regions import find_identical_regions
-
         return find_identical_regions(graph, self)
+
+    def buckets(self) -> Buckets:
+        """The buckets region growth reads (TRK-12): groups from `key_to_duplicates`; a node
+        counts as its bucket's while regions grow only while `node_to_duplicates` maps it to
+        that bucket, as torch's `_is_identical` reads it."""
+        groups = tuple(tuple(b) for b in self.key_to_duplicates.values())
+        same = {
+            n: k
+            for k, bucket in enumerate(self.key_to_duplicates.values())
+            for n in bucket
+            if self.node_to_duplicates.get(n) is bucket
+        }
+        return Buckets(groups, same)
+
+    def remapped(self, nodes: Mapping[Node, Node]) -> GraphRegionTracker:
+        """A tracker of a copy of the graph: every node replaced by `nodes[node]` (nodes not in
+        `nodes`, no longer in the graph, are dropped). Edits to `node_to_duplicates` carry over."""
+        copy = GraphRegionTracker(self._read_state)
+        for key, bucket in self.key_to_duplicates.items():
+            moved = [nodes[n] for n in bucket if n in nodes]
+            copy.key_to_duplicates[key] = moved
+            for old, new in zip((n for n in bucket if n in nodes), moved, strict=True):
+                copy.node_to_key[new] = key
+                if self.node_to_duplicates.get(old) is bucket:
+                    copy.node_to_duplicates[new] = moved
+        for old, positions in self.node_to_mutated_arg_positions.items():
+            if old in nodes:
+                copy.node_to_mutated_arg_positions[nodes[old]] = OrderedSet(positions)
+        copy.untracked = {nodes[n]: why for n, why in self.untracked.items() if n in nodes}
+        return copy
 
     # -- shared --------------------------------------------------------------------------------
     def track_with(self, node: Node, state: GlobalState, site: CallSite | None) -> None:
@@ -120,6 +150,4 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
 
 
 def _with_grad(state: GlobalState, enabled: bool) -> GlobalState:
-    from dataclasses import replace
-
     return replace(state, grad_enabled=enabled)

@@ -7,8 +7,8 @@ now computes something else. The original is copied before the in-place pass (CH
 
 import torch
 
-from checker.check import check_transformation
-from checker.graph_copy import copy_graph_module
+from checker.proof.check import check_transformation
+from reference.graph_copy import copy_graph_module
 from reference.capture import capture
 from reference.dedup import deduplicate
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from checker.explain import lesson_of, render_text
+from checker.tools.explain import lesson_of, render_text
 from reference.capture import capture
 
 

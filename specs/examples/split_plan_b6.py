@@ -9,7 +9,7 @@ import torch.fx
 from torch.fx.passes.split_module import split_module as torch_split_module
 
 from reference.split import split_module
-from reference.split_plan import plan_split
+from reference.split.plan import plan_split
 
 
 def build() -> torch.fx.GraphModule:

@@ -1,4 +1,4 @@
-"""B1 (float constants): floats are not part of torch 2.13's key, so the three nested calls with
+"""B1 (float constants): floats are not part of torch's key, so the three nested calls with
 scales 0.5, 2.0 and 3.0 merge and every call computes with region 0's constant."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""B2: the target is not part of torch 2.13's key, so `sin(x) * 2` and `cos(x) * 2` from the same
+"""B2: the target is not part of torch's key, so `sin(x) * 2` and `cos(x) * 2` from the same
 line merge and the cos call runs sin."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """SRT-10 with autocast (fuzz model random_12_139, shrunk by hand): two `with autocast` blocks
-one after the other call the same helper as the code outside them. torch 2.13's erasure loop
+one after the other call the same helper as the code outside them. torch's erasure loop
 drops the erased region nodes' own dependency on `_enter_autocast`, so the call outlined from
 the first block is sorted before the block: `h1` comes out float32 instead of bfloat16."""
 

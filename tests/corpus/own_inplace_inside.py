@@ -1,6 +1,6 @@
 """Own: in-place statements (`t.add_(1)`, result unused) on a value created inside the block.
 The in-place nodes have no users, so they stay outside the region [t, h], but `h = t * h` reads
-`t` after them. torch 2.13 computes `h` inside the subgraph *before* the in-place updates run:
+`t` after them. torch computes `h` inside the subgraph *before* the in-place updates run:
 wrong result with dedup. Not in the behaviour doc's bug table: provisional id B13. (D2 is fine
 because `o += 1` rebinds `o` to the in-place node, which then is an argument of later nodes.)"""
 

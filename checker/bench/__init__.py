@@ -1,0 +1,1 @@
+"""Benchmarks: `fxoracle bench` (region finding and deduplication against torch)."""

@@ -1,0 +1,1 @@
+"""Input and output: loading user graphs, making inputs, writing reports."""

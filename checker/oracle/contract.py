@@ -1,0 +1,90 @@
+"""What a plug-in returns, checked against the contract (spec chapter 08, DIF-12).
+
+Each function takes what a method returned and gives it back in the oracle's terms, or raises
+`ContractError` naming the field that breaks the contract (`find_regions returned
+groups[0][1][2] = 3, not a node name`). The oracle reports that as a `contract` divergence
+blamed on the plug-in, never as its own error.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from collections.abc import Sequence
+
+import torch
+import torch.fx
+
+from checker.oracle.protocol import DedupOutput, RegionGroups
+
+Node = torch.fx.Node
+TRACEBACK_CHARS = 4000  # the end of a traceback kept in a report
+
+
+class ContractError(Exception):
+    """A plug-in's return value breaks the contract; the message names the field."""
+
+
+def region_groups(value: object, method: str = "find_regions") -> RegionGroups:
+    """Groups of regions of node names (nodes are taken by name)."""
+    groups = []
+    for g, group in enumerate(_items(value, f"{method} returned", "a sequence of groups")):
+        regions = []
+        for r, region in enumerate(_items(group, f"{method} returned groups[{g}] =", "regions")):
+            where = f"{method} returned groups[{g}][{r}]"
+            nodes = _items(region, f"{where} =", "a sequence of nodes")
+            regions.append(tuple(_name(n, where, k) for k, n in enumerate(nodes)))
+        groups.append(tuple(regions))
+    return tuple(groups)
+
+
+def _items(value: object, where: str, wanted: str) -> Sequence[object]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise ContractError(f"{where} {_what(value)}, not {wanted}")
+    return value
+
+
+def _name(value: object, where: str, k: int) -> str:
+    if isinstance(value, Node):
+        return value.name
+    if isinstance(value, str):
+        return value
+    raise ContractError(f"{where}[{k}] = {_what(value)}, not a node name")
+
+
+def dedup_output(value: object) -> DedupOutput:
+    """A `DedupOutput` whose `transformed` is a graph module and whose groups are well formed."""
+    if not isinstance(value, DedupOutput):
+        raise ContractError(f"deduplicate returned {_what(value)}, not a DedupOutput")
+    if not isinstance(value.transformed, torch.fx.GraphModule):
+        raise ContractError(f"deduplicate returned DedupOutput.transformed = "
+                            f"{_what(value.transformed)}, not a GraphModule")  # fmt: skip
+    region_groups(value.groups, "deduplicate: DedupOutput.groups")
+    return value
+
+
+def split_output(value: object) -> torch.fx.GraphModule:
+    if not isinstance(value, torch.fx.GraphModule):
+        raise ContractError(f"split returned {_what(value)}, not a GraphModule")
+    return value
+
+
+def same_nodes(before: Sequence[str], graph: torch.fx.Graph) -> None:
+    """`stable_sort` may only move nodes: the graph holds the same nodes as before."""
+    after = [n.name for n in graph.nodes]
+    erased = sorted((Counter(before) - Counter(after)).elements())
+    added = sorted((Counter(after) - Counter(before)).elements())
+    if erased:
+        raise ContractError(f"stable_sort erased nodes {', '.join(erased[:5])}")
+    if added:
+        raise ContractError(f"stable_sort added nodes {', '.join(added[:5])}")
+
+
+def traceback_of(e: BaseException) -> str:
+    """The end of `e`'s traceback, for the report (the plug-in's author reads it)."""
+    return "".join(traceback.format_exception(e))[-TRACEBACK_CHARS:]
+
+
+def _what(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"a {type(value).__name__}"

@@ -1,0 +1,105 @@
+"""A divergence between the two sides of a diff, and who is to blame (spec chapter 08, DIF-3,
+DIF-4).
+
+Everything here is a closed set, matched with `assert_never`: the component that diverged, the
+kind of divergence, and the blame. `Blame.OTHER` is reported under the other side's label
+(`torch`, `mypkg.mod:Impl`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import assert_never
+
+
+class Component(StrEnum):
+    TRACKER = "tracker"
+    DEDUP = "dedup"
+    SORT = "sort"
+    SPLIT = "split"
+
+
+COMPONENTS = tuple(Component)
+
+
+class Kind(StrEnum):
+    REGIONS = "regions"  # different region groups
+    GRAPH = "graph"  # different graphs
+    ORDER = "order"  # the same nodes in another order
+    CRASH = "crash"  # a side raised where the other did not
+    REFUSAL = "refusal"  # the reference refused (raised FxOracleError) where the other did not
+    CONTRACT = "contract"  # a plug-in broke the plug-in contract (wrong type, erased nodes...)
+    ORACLE_ERROR = "oracle-error"  # fxoracle itself raised: a bug of fxoracle (DIF-9)
+
+
+class Blame(StrEnum):
+    """Which side is wrong (DIF-4)."""
+
+    REFERENCE = "reference"
+    OTHER = "other"
+    BOTH = "both"  # both outputs are wrong
+    NEITHER = "neither"  # both are right: the difference is a free choice
+    UNKNOWN = "unknown"  # no verdict could be reached
+
+    @property
+    def blames_a_side(self) -> bool:
+        """A side is wrong: the divergence fails a diff (exit status 1)."""
+        match self:
+            case Blame.REFERENCE | Blame.OTHER | Blame.BOTH:
+                return True
+            case Blame.NEITHER | Blame.UNKNOWN:
+                return False
+            case _:
+                assert_never(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """One difference between the sides and its blame; `other` is the other side's label,
+    `case` the split case or sort scramble ("" for model-level components)."""
+
+    component: Component | None  # None: before any component ran (an oracle error)
+    kind: Kind
+    blame: Blame
+    detail: str
+    other: str
+    case: str = ""
+    bug: str = ""  # the catalogued torch bug it is (`checker.oracle.known_bugs`), if any
+    known: bool = False  # the bug was already known for the installed torch
+    traceback: str = ""  # of the exception a side raised, for its author (DIF-12)
+
+    @property
+    def wrong(self) -> str:
+        """The blamed side as reports name it: `reference`, the other side's label, `both`,
+        `neither` or `unknown`."""
+        return self.other if self.blame is Blame.OTHER else str(self.blame)
+
+    @property
+    def fails(self) -> bool:
+        """Blames a side, or is a bug of fxoracle itself (DIF-9)."""
+        return self.blame.blames_a_side or self.kind is Kind.ORACLE_ERROR
+
+    def signature(self) -> str:
+        """Divergences with one signature are one finding: `component/kind/wrong/case`."""
+        component = "all" if self.component is None else str(self.component)
+        return "/".join((component, str(self.kind), self.wrong, self.case))
+
+    def to_json(self) -> dict[str, object]:
+        detail = f"[{self.case}] {self.detail}" if self.case else self.detail
+        component = "all" if self.component is None else str(self.component)
+        found: dict[str, object] = {"component": component, "kind": str(self.kind),
+                                    "wrong": self.wrong, "detail": detail}  # fmt: skip
+        if self.bug:
+            found["bug"] = self.bug
+            found["known_for_this_torch"] = self.known
+        if self.traceback:
+            found["traceback"] = self.traceback
+        return found
+
+    def bug_note(self, torch_label: str) -> str:
+        """`[B1, known in torch 2.13.0]`, `[N3, new for torch 2.15.0]`, or ""."""
+        if not self.bug:
+            return ""
+        state = "known in" if self.known else "new for"
+        return f" [{self.bug}, {state} {torch_label}]"

@@ -1,0 +1,163 @@
+"""Judging one side's output on its own (spec chapter 08, DIF-4).
+
+`judge_transformation(original, transformed, inputs, extra_deps)` says whether an output is
+`right`, `wrong` or `unknown` as a `Judgement` with its reason: first by execution (`run_module`
+on fresh copies of the inputs; outputs, inputs after the call, requires_grad flags and grad mode
+must match the original's), then by `checker.proof.check.check_transformation`. A run that shows a
+difference is concrete evidence; a checker violation alone is not (`Judgement.concrete`), which
+`checker.oracle.compare.blame` weighs when both sides are wrong. `attempt` runs a side without ever
+raising. This module touches torch objects, so `Any` appears where they cross its edge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+import torch.fx
+from torch.utils._pytree import tree_leaves
+
+from checker.proof.check import check_transformation
+from checker.proof.number_inputs import input_sets
+from checker.proof.on_cpu import moved_to_cpu
+from reference.capture import fresh_inputs
+from reference.errors import describe
+
+Outcome = Any  # a side's result, or the exception it raised
+
+
+def attempt(run: Callable[[], Any]) -> Outcome:
+    """`run()`, or the exception it raised (a side never stops the diff)."""
+    try:
+        return run()
+    except Exception as e:
+        return e
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """One side's output: `right` (runs like the original and every check holds), `wrong`
+    (a different result, a crash, a fault, or a violated check) or `unknown`, with the
+    reason. `concrete` marks a wrong verdict shown by a run or a structural fact, as opposed
+    to a checker violation alone (DIF-4)."""
+
+    verdict: Literal["right", "wrong", "unknown"]
+    reason: str
+    concrete: bool = True
+
+    @property
+    def wrong(self) -> bool:
+        return self.verdict == "wrong"
+
+    @property
+    def right(self) -> bool:
+        return self.verdict == "right"
+
+    @staticmethod
+    def of_fault(fault: str) -> Judgement:
+        """Wrong with `fault`, or right when there is none."""
+        return Judgement("wrong", fault) if fault else Judgement("right", "")
+
+
+def judge_transformation(
+    original: torch.fx.GraphModule,
+    transformed: Any,
+    inputs: tuple[Any, ...],
+    extra_deps: Mapping[torch.fx.Node, Sequence[torch.fx.Node]] | None,
+    grad_probes: bool = False,
+) -> Judgement:
+    """Execution against the original, then `check_transformation` (DIF-4). `grad_probes`
+    adds the runs of `probes`; not for Dynamo-level passes, whose graphs are specialized to
+    the inputs' requires_grad and the caller's grad mode (invoke_subgraph reads them from its
+    body's metadata)."""
+    if isinstance(transformed, Exception):
+        return Judgement("wrong", f"raised {describe(transformed)}")
+    runs = probes(original, inputs) if grad_probes else [("example inputs", inputs, True)]
+    for label, probe, caller_grad in runs:
+        ran = compare_runs(original, transformed, probe, caller_grad)
+        # a probe the original cannot run (an in-place update of a leaf that requires grad)
+        # is skipped; on the example inputs it makes the verdict unknown
+        if ran is not None and (ran.wrong or probe is inputs):
+            return Judgement(ran.verdict, f"{label}: {ran.reason}")
+    report = check_transformation(original, transformed, inputs, extra_deps=extra_deps)
+    if report.violations:
+        first = report.violations[0]
+        return Judgement("wrong", f"{first.id} {first.name}: {_witness(first.verdict)}", False)
+    if report.unknowns:
+        return Judgement("unknown", f"{report.unknowns[0].id} unknown")
+    return Judgement("right", "")
+
+
+def _witness(verdict: object) -> str:
+    text = str(getattr(verdict, "witness", verdict)).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+def probes(
+    original: torch.fx.GraphModule, inputs: tuple[Any, ...]
+) -> list[tuple[str, tuple[Any, ...], bool]]:
+    """The runs that judge an output: the example inputs; with a grad-mode switch in the graph
+    also floating inputs that require grad, called with grad on and with grad off (DIF-4)."""
+    runs = [("example inputs", inputs, True)]
+    if any(n.target is torch._C._set_grad_enabled for n in original.graph.nodes):
+        grads = tuple(
+            t.detach().clone().requires_grad_(True)
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and not t.is_meta else t
+            for t in inputs
+        )  # fmt: skip
+        runs += [("inputs requiring grad", grads, True), ("called under no_grad", grads, False)]
+    return runs
+
+
+def compare_runs(
+    original: torch.fx.GraphModule,
+    transformed: torch.fx.GraphModule,
+    inputs: tuple[Any, ...],
+    caller_grad: bool = True,
+) -> Judgement | None:
+    """None when both modules give close outputs, inputs after the call, `requires_grad`
+    flags and grad mode on the same inputs; else why not (unknown if the original fails). A
+    graph on CUDA without a CUDA device, or captured on fake inputs, runs on the CPU on inputs
+    built from its metadata, as CHK-6 does."""
+    found = attempt(lambda: input_sets(original, inputs))
+    if isinstance(found, Exception):
+        return Judgement("unknown", f"no inputs to run on: {describe(found)}")
+    if found.on_cpu:
+        original, transformed = moved_to_cpu(original), moved_to_cpu(transformed)
+    inputs = found.sets[0][1]
+    expected = attempt(lambda: run_module(original, inputs, caller_grad))
+    if isinstance(expected, Exception):
+        return Judgement("unknown", f"the original does not run: {type(expected).__name__}")
+    got = attempt(lambda: run_module(transformed, inputs, caller_grad))
+    if isinstance(got, Exception):
+        return Judgement("wrong", f"raised {describe(got)}")
+    mismatch = attempt(lambda: torch.testing.assert_close(got[:2], expected[:2], equal_nan=True))
+    if isinstance(mismatch, Exception):
+        lines = [ln.strip() for ln in str(mismatch).splitlines() if ln.strip()]
+        return Judgement("wrong", "numbers differ: " + "; ".join(lines[:3])[:240])
+    for what, i in (("requires_grad", 2), ("grad mode after the call", 3)):
+        if got[i] != expected[i]:
+            return Judgement("wrong", f"{what} {got[i]} instead of {expected[i]}")
+    return None
+
+
+def run_module(
+    gm: torch.fx.GraphModule, inputs: tuple[Any, ...], caller_grad: bool = True
+) -> tuple[Any, ...]:
+    """(output leaves, inputs after the call, outputs' requires_grad, grad mode after)."""
+    args = fresh_inputs(inputs)
+    mode = torch.is_grad_enabled()
+    torch.manual_seed(0)
+    try:
+        torch.set_grad_enabled(caller_grad)
+        with contextlib.redirect_stderr(io.StringIO()):  # fx prints the code of a failing call
+            leaves = tree_leaves(gm(*args))
+        after = torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(mode)
+    grads = [t.requires_grad for t in leaves if isinstance(t, torch.Tensor)]
+    return leaves, list(args), grads, after

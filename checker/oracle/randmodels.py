@@ -1,0 +1,202 @@
+"""Random models built for deduplication (spec chapter 08, DIF-6).
+
+A model is one helper `block(h, g, s, f, m)` called two to four times, with small variations
+between the calls: the float constant `s`, the target `f`, the rounding mode `m` (all three are
+absent from torch's key), the operands (graph inputs or earlier results, sometimes the same
+tensor twice), and a `no_grad` or `autocast` around a call. The inputs vary in shape, dtype and
+requires_grad, and the model may be captured with symbolic sizes. Block statements come from a
+small grammar of shape-preserving ops: unary ops, constants, kwargs, in-place updates (some
+unused, as in B13), views, tuples (`chunk`/`cat`), reductions and a matmul; a third of the
+blocks also update their second input in place (a graph input, or an earlier call's result),
+so the order of updates and reads matters across regions.
+
+Valid by construction: every op keeps the shape of `h`, a call pairs tensors of one shape, and
+in-place updates touch the block's own tensor or, guarded by `if not g.requires_grad`, its
+second input (a leaf that requires grad cannot be updated in place). `ModelSpec` renders to a
+model file's source (`render`), so a repro is just source. `random_spec(seed, index)` is the seeded
+generator, `model_specs()` the Hypothesis strategy; both draw through one `Picker`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from checker.io.model_file import Model, model_from_source
+
+T = TypeVar("T")
+
+FIRST = ("t = h * 1.5", "t = f(h)", "t = h + g", "t = h.clone()")
+STATEMENTS = (
+    "t = f(t)",
+    "t = t * s",
+    "t = torch.sin(t)",
+    "t = torch.tanh(t)",
+    "t = t.sigmoid()",
+    "t = t.relu() + 2",
+    "t = torch.add(t, g, alpha=s)",
+    "t = torch.clamp(t, -s, s)",
+    "t = torch.div(t * 10, 3, rounding_mode=m)",
+    "t.add_(1)",
+    "t.mul_(s)",
+    "t += g",
+    "t = t.transpose(0, 1).contiguous().transpose(0, 1)",
+    "t = t.reshape(-1).view(h.shape)",
+    "a, b = t.chunk(2, dim=-1)\n    t = torch.cat([b * s, a], dim=-1)",
+    "t = t - t.mean(dim=-1, keepdim=True)",
+    "t = t * g",
+    "t = (t @ g.to(t.dtype).transpose(0, 1)) @ g.to(t.dtype) / 8",
+)
+RETURNS = ("t", "t + h", "t * g", "(t, t.sum())")
+# in-place updates of the block's second input: a graph input or an earlier call's result, so
+# their order matters across regions (a leaf that requires grad cannot be updated: guarded)
+UPDATES = (
+    "", "", "", "",
+    "if not g.requires_grad:\n        g.mul_(s)",
+    "if not g.requires_grad:\n        g.add_(1)",
+)  # fmt: skip
+CONSTANTS = ("0.5", "2.0", "3.0")
+TARGETS = ("torch.sin", "torch.cos", "torch.tanh")
+MODES = ('"floor"', '"trunc"')
+CONTEXTS = ("", "", "", "", "torch.no_grad()", 'torch.autocast("cpu", dtype=torch.bfloat16)')
+SHAPES = ((4, 8), (4, 8), (6, 8))
+DTYPES = ("float32", "float32", "float64")
+
+
+class Picker(Protocol):
+    """Chooses one of `options` (a seeded `random.Random`, or a Hypothesis draw)."""
+
+    def __call__(self, options: Sequence[T]) -> T: ...
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    shape: tuple[int, ...]
+    dtype: str
+    requires_grad: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """`h<i> = block(first, second, const, target, mode)`, inside `context` if any."""
+
+    first: str
+    second: str
+    const: str
+    target: str
+    mode: str
+    context: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """Everything a generated model file is made of."""
+
+    inputs: tuple[InputSpec, ...]
+    body: tuple[str, ...]
+    returns: str
+    calls: tuple[Call, ...]
+    dynamic: bool
+    seed: int
+
+
+def build_spec(pick: Picker, seed: int) -> ModelSpec:
+    """A random model: inputs, block body, calls (DIF-6)."""
+    inputs = tuple(
+        InputSpec(pick(SHAPES), pick(DTYPES), pick((False, False, True)))
+        for _ in range(pick((2, 3)))
+    )
+    body = (pick(FIRST), *(pick(STATEMENTS) for _ in range(pick((1, 2, 3, 4)))))
+    returns = pick(RETURNS)
+    calls = _calls(pick, inputs, tuple_result=returns.startswith("("))
+    dynamic = pick((False, False, True))
+    update = pick(UPDATES)  # drawn last: the models of earlier releases keep their choices
+    if update:
+        body = (body[0], update, *body[1:])
+    return ModelSpec(inputs, body, returns, calls, dynamic, seed)
+
+
+def _calls(pick: Picker, inputs: Sequence[InputSpec], tuple_result: bool) -> tuple[Call, ...]:
+    """Calls whose two tensors share a shape and dtype; constants and targets mostly repeat
+    the first call's, so that some calls merge and some differ by one thing."""
+    values = [(f"x{i}", (spec.shape, spec.dtype)) for i, spec in enumerate(inputs)]
+    calls: list[Call] = []
+    for i in range(pick((2, 3, 3, 4))):
+        name, kind = pick(values)
+        same = [v for v, k in values if k == kind]
+        second = name if pick((True, False, False, False)) else pick(same)
+        const = _repeat_or_pick(pick, calls[0].const if calls else None, CONSTANTS)
+        target = _repeat_or_pick(pick, calls[0].target if calls else None, TARGETS)
+        mode = _repeat_or_pick(pick, calls[0].mode if calls else None, MODES)
+        calls.append(Call(name, second, const, target, mode, pick(CONTEXTS)))
+        values.append((f"h{i}[0]" if tuple_result else f"h{i}", kind))
+    return tuple(calls)
+
+
+def _repeat_or_pick(pick: Picker, first: str | None, options: Sequence[str]) -> str:
+    """The first call's choice half of the time (calls that merge), else a fresh one."""
+    repeat: bool = pick((True, False))
+    return first if first is not None and repeat else pick(options)
+
+
+def render(spec: ModelSpec) -> str:
+    """The model file's source: `block`, `model`, `example_inputs`, `dynamic`."""
+    params = ", ".join(f"x{i}" for i in range(len(spec.inputs)))
+    lines = ['"""A generated model (fxoracle randmodels)."""', "", "import torch", "", ""]
+    lines += ["def block(h, g, s, f, m):", *(f"    {st}" for st in spec.body)]
+    lines += [f"    return {spec.returns}", "", "", f"def model({params}):"]
+    for i, c in enumerate(spec.calls):
+        call = f"h{i} = block({c.first}, {c.second}, {c.const}, {c.target}, {c.mode})"
+        lines += [f"    with {c.context}:", f"        {call}"] if c.context else [f"    {call}"]
+    results = ", ".join(f"h{i}" for i in range(len(spec.calls)))
+    lines += [
+        f"    return ({results},)",
+        "",
+        "",
+        f"_g = torch.Generator().manual_seed({spec.seed})",
+    ]
+    lines += ["example_inputs = ("] + [f"    {_tensor(x)}," for x in spec.inputs] + [")"]
+    lines.append(f"dynamic = {spec.dynamic}")
+    return "\n".join(lines) + "\n"
+
+
+def _tensor(spec: InputSpec) -> str:
+    dims = ", ".join(str(d) for d in spec.shape)
+    made = f"torch.randn({dims}, generator=_g, dtype=torch.{spec.dtype})"
+    return made + (".requires_grad_()" if spec.requires_grad else "")
+
+
+def random_spec(seed: int, index: int = 0) -> ModelSpec:
+    """The `index`-th model of the campaign with `seed`: same arguments, same model."""
+    rng = random.Random(f"fxoracle-{seed}-{index}")
+
+    def pick(options: Sequence[Any]) -> Any:
+        return options[rng.randrange(len(options))]
+
+    return build_spec(pick, seed * 1000 + index)
+
+
+def random_source(seed: int, index: int = 0) -> str:
+    """`render(random_spec(seed, index))`."""
+    return render(random_spec(seed, index))
+
+
+def model_specs() -> Any:
+    """A Hypothesis strategy of `ModelSpec`s (Hypothesis is a dev dependency, imported here)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def specs(draw: Callable[[Any], Any]) -> ModelSpec:
+        def pick(options: Sequence[Any]) -> Any:
+            return draw(st.sampled_from(options))
+
+        return build_spec(pick, draw(st.integers(0, 9999)))
+
+    return specs()
+
+
+def random_model(seed: int, index: int = 0) -> Model:
+    """The `index`-th model of the campaign with `seed`, in memory (named `random_<seed>_<i>`)."""
+    return model_from_source(f"random_{seed}_{index}", random_source(seed, index))

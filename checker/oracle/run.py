@@ -1,0 +1,87 @@
+"""Running both sides on one model: capture it once, then every chosen component (spec chapter
+08, DIF-2 to DIF-5, DIF-9).
+
+`capture_for(model, sides)` is the capture both sides work on (`reference.capture.capture`,
+with torch's tracker too when the other side is torch); `diff_capture(graph, sides)` runs each
+chosen component on copies of it (`checker.oracle.compare`). An exception of a side is a
+divergence; an exception of the oracle itself an `oracle-error` divergence, never a crash.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import torch
+
+from checker.io.model_file import Model
+from checker.oracle.compare import COMPARE, Sides, Subject
+from checker.oracle.divergence import Blame, Component, Divergence, Kind
+from checker.oracle.impls import uses_torch_tracker
+from checker.oracle.judge import attempt
+from checker.oracle.protocol import CapturedGraph
+from reference.capture import capture
+from reference.errors import FxOracleError, describe
+
+
+def capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
+    """The capture both sides work on. When it fails: torch's tracker's crash if the capture
+    works without it; the reference's crash if torch alone can compile the model; bad input
+    (`FxOracleError`) if neither can (DIF-2)."""
+    theirs = uses_torch_tracker(sides.other)
+    found = _capture(model, theirs)
+    if isinstance(found, CapturedGraph):
+        return found
+    component = Component.TRACKER if Component.TRACKER in sides.components else sides.components[0]
+    if theirs and isinstance(_capture(model, False), CapturedGraph):
+        detail = f"{sides.label}'s tracker raised {describe(found)}"
+        return sides.divergence(component, Kind.CRASH, Blame.OTHER, detail)
+    plain = attempt(lambda: _torch_only(model))
+    if isinstance(plain, Exception):
+        raise FxOracleError(
+            f"{model.name}: neither side can capture it: {describe(found)}"
+        ) from found
+    detail = f"reference raised {describe(found)}"
+    return sides.divergence(component, Kind.CRASH, Blame.REFERENCE, detail)
+
+
+def _capture(model: Model, with_torch_tracker: bool) -> CapturedGraph | Exception:
+    try:
+        return capture(model.model, model.example_inputs, model.dynamic,
+                       with_torch_tracker=with_torch_tracker)  # fmt: skip
+    except Exception as e:  # told by the caller, never raised
+        return e
+
+
+def _torch_only(model: Model) -> None:
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(
+            model.model, backend="eager", fullgraph=True, dynamic=model.dynamic
+        )
+        compiled(*model.example_inputs)
+    finally:
+        torch._dynamo.reset()
+
+
+def diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
+    """The divergences of every chosen component on one capture (a side's crash included)."""
+    subject = Subject(graph, sides)
+    ours = attempt(lambda: subject.ours)
+    if isinstance(ours, Exception):
+        component = Component.DEDUP if Component.DEDUP in sides.components else sides.components[0]
+        return (
+            sides.divergence(
+                component, Kind.CRASH, Blame.REFERENCE, f"reference raised {describe(ours)}"
+            ),
+        )
+    found: list[Divergence] = []
+    for component in sides.components:
+        try:
+            found += COMPARE[component](subject, sides)
+        except Exception as e:  # a bug of the oracle itself: reported, never a crash
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            at = f" at {Path(where.filename).name}:{where.lineno}"
+            detail = describe(e) + at
+            found.append(sides.divergence(component, Kind.ORACLE_ERROR, Blame.UNKNOWN, detail))
+    return tuple(found)

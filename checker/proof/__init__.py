@@ -1,0 +1,1 @@
+"""The checker's proofs: obligations, verdicts, reports, z3 and the gate (spec chapter 06)."""

@@ -1,0 +1,154 @@
+"""Well-formedness of a transformed graph module (spec chapter 06, CHK-1).
+
+Every graph of the module tree passes `Graph.lint()`. Every `invoke_subgraph(subgraph, name,
+*operands)` fetches a graph module with a `get_attr`, passes as many operands as it has
+placeholders, each a value torch's runtime takes (RPL-21: no float, no module), the subgraph
+mutates none of its inputs (CHK-15), and every `getitem` on the call is in range of the tuple
+the subgraph returns.
+Identifiers and subgraphs correspond one to one: torch's `invoke_subgraph` caches its autograd
+function by identifier, so one identifier naming two subgraphs would run the wrong body. A
+`call_module` of a graph module passes no more operands than it has placeholders.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator
+
+import torch
+import torch.fx
+
+from checker.proof.inline import attribute
+from checker.proof.verdict import Holds, Verdict, Violated
+from reference.keys import example_value, flat_node_args
+from reference.mutation import mutated_positions
+from reference.names import INVOKE
+from reference.outline import runtime_takes
+
+Node = torch.fx.Node
+
+
+def check_wellformed(gm: torch.fx.GraphModule) -> Verdict:
+    """Lint, call arity, getitem range and identifier uniqueness over the module tree."""
+    modules = list(graph_modules(gm))
+    for path, module in modules:
+        problem = _lint(module)
+        if problem is not None:
+            return Violated(f"CHK-1: {path.rstrip('.') or 'graph'}: lint: {problem}")
+    named: list[tuple[str, torch.fx.GraphModule]] = []
+    for path, module in modules:
+        for node in module.graph.nodes:
+            problem = _call_problem(module, node, named)
+            if problem is not None:
+                return Violated(f"CHK-1: {path}{node.name}: {problem}")
+    return Holds()
+
+
+def graph_modules(gm: torch.fx.GraphModule) -> Iterator[tuple[str, torch.fx.GraphModule]]:
+    """`gm` and every graph module below it, with a `path.` prefix (`""` for `gm`)."""
+    for name, module in gm.named_modules():
+        if isinstance(module, torch.fx.GraphModule):
+            yield (f"{name}." if name else ""), module
+
+
+def _lint(module: torch.fx.GraphModule) -> str | None:
+    try:
+        module.graph.lint()
+    except Exception as e:  # lint raises RuntimeError or ValueError with the graph appended
+        return str(e).strip().splitlines()[0]
+    return None
+
+
+def _call_problem(
+    module: torch.fx.GraphModule, node: Node, named: list[tuple[str, torch.fx.GraphModule]]
+) -> str | None:
+    if node.op == "call_function" and node.target is INVOKE:
+        return _invoke_problem(module, node, named)
+    if node.op == "call_module":
+        callee = _target(module, node)
+        if isinstance(callee, torch.fx.GraphModule):
+            return _arity_problem(callee, len(node.args) + len(node.kwargs), exact=False)
+    return None
+
+
+def _invoke_problem(
+    module: torch.fx.GraphModule, node: Node, named: list[tuple[str, torch.fx.GraphModule]]
+) -> str | None:
+    fetch = node.args[0] if node.args else None
+    callee = _target(module, fetch) if isinstance(fetch, Node) and fetch.op == "get_attr" else None
+    if not isinstance(callee, torch.fx.GraphModule):
+        return "operand 0 is not a get_attr of a graph module"
+    identifier = node.args[1] if len(node.args) > 1 else None
+    if not isinstance(identifier, str):
+        return f"identifier {identifier!r} is not a string"
+    problem = _identifier_problem(identifier, callee, named)
+    if problem is None:
+        problem = _arity_problem(callee, len(node.args) - 2, exact=True)
+    if problem is None:
+        problem = _operand_problem(module, node) or _mutation_problem(callee)
+    return problem if problem is not None else _getitem_problem(callee, node)
+
+
+def _operand_problem(module: torch.fx.GraphModule, node: Node) -> str | None:
+    """Every operand is a value torch's runtime takes (RPL-21): a `get_attr` of a module (a
+    higher-order op's body) or a node whose example value is a float or a tuple is not."""
+    for k, operand in enumerate(node.args[2:]):
+        if isinstance(operand, Node):
+            value = _target(module, operand) if operand.op == "get_attr" else example_value(operand)
+        else:
+            value = operand
+        if not runtime_takes(value):
+            what = operand.name if isinstance(operand, Node) else repr(operand)
+            kind = type(value).__name__
+            return f"operand {k} ({what}) is a {kind}, not a value torch's runtime takes"
+    return None
+
+
+def _mutation_problem(callee: torch.fx.GraphModule) -> str | None:
+    """CHK-15: the subgraph mutates none of its placeholders (torch's `invoke_subgraph` does not
+    support input mutation: its functionalization rejects it)."""
+    for node in callee.graph.nodes:
+        args = flat_node_args(node)
+        for position in mutated_positions(node):
+            if position < len(args) and args[position].op == "placeholder":
+                return f"CHK-15: {node.name} mutates the subgraph's input {args[position].name}"
+    return None
+
+
+def _identifier_problem(
+    identifier: str, callee: torch.fx.GraphModule, named: list[tuple[str, torch.fx.GraphModule]]
+) -> str | None:
+    for other_name, other in named:
+        same_name, same_module = other_name == identifier, other is callee
+        if same_name and same_module:
+            return None
+        if same_name:
+            return f"identifier {identifier!r} already names another subgraph"
+        if same_module:
+            return f"the subgraph is called as {identifier!r} and as {other_name!r}"
+    named.append((identifier, callee))
+    return None
+
+
+def _arity_problem(callee: torch.fx.GraphModule, given: int, *, exact: bool) -> str | None:
+    wanted = sum(1 for n in callee.graph.nodes if n.op == "placeholder")
+    if given == wanted or (not exact and given < wanted):
+        return None
+    return f"{given} operands for {wanted} placeholders"
+
+
+def _getitem_problem(callee: torch.fx.GraphModule, node: Node) -> str | None:
+    outputs = next(n.args[0] for n in callee.graph.nodes if n.op == "output")
+    if not isinstance(outputs, tuple | list):
+        return "the subgraph does not return a tuple"
+    for user in node.users:
+        if user.target is not operator.getitem:
+            continue
+        index = user.args[1] if len(user.args) > 1 else None
+        if not isinstance(index, int) or not 0 <= index < len(outputs):
+            return f"{user.name} reads output {index} of {len(outputs)}"
+    return None
+
+
+def _target(module: torch.nn.Module, node: Node) -> object:
+    return attribute(module, str(node.target))

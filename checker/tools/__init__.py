@@ -1,0 +1,1 @@
+"""What users run: verify, explain, the pipeline and the torch.compile backend."""

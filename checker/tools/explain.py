@@ -1,0 +1,141 @@
+"""`fxoracle explain`: the expansion and the replacement narrated step by step, as a lesson
+(spec chapters 02 and 03).
+
+For each group (latest first, EXP-2) it names the roots, then every lock-step: the candidate of
+each region and whether they joined, or which region refused and under which invariant; then
+which regions became `invoke_subgraph` calls and which were refused, and why (RPL ids).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch.fx
+
+from checker.io.model_file import load_model_file
+from checker.tools.outcomes import region_outcomes
+from checker.tools.pipeline import gated_deduplicate
+from reference.capture import Capture, capture
+from reference.errors import FxOracleError
+from reference.expand import GroupExpansion, Step
+from reference.graph_copy import copy_graph_module
+from reference.model import GraphView
+from reference.regions import search_regions
+from reference.torch_version import TORCH
+
+
+@dataclass(frozen=True, slots=True)
+class StepLine:
+    candidates: tuple[str, ...]
+    joined: bool
+    refused_region: int | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLesson:
+    index: int
+    roots: tuple[str, ...]
+    claimed_roots: tuple[str, ...]
+    steps: tuple[StepLine, ...]
+    regions: tuple[tuple[str, ...], ...]
+    kept: bool
+    outcomes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    model: str
+    nodes: int
+    groups: tuple[GroupLesson, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "torch": TORCH.version,
+            "nodes": self.nodes,
+            "groups": [_group_json(g) for g in self.groups],
+        }
+
+
+def _group_json(g: GroupLesson) -> dict[str, object]:
+    return {
+        "index": g.index,
+        "roots": list(g.roots),
+        "claimed_roots": list(g.claimed_roots),
+        "kept": g.kept,
+        "regions": [list(r) for r in g.regions],
+        "outcomes": list(g.outcomes),
+        "steps": [
+            {"candidates": list(s.candidates), "joined": s.joined, "reason": s.reason}
+            for s in g.steps
+        ],
+    }
+
+
+def _step_line(view: GraphView, step: Step) -> StepLine:
+    names = tuple("-" if c is None else view.names[c] for c in step.candidates)
+    reason = None if step.reason is None else str(step.reason)
+    return StepLine(names, step.accepted, step.refused_region, reason)
+
+
+def _lesson(view: GraphView, index: int, g: GroupExpansion) -> GroupLesson:
+    return GroupLesson(
+        index=index,
+        roots=tuple(view.names[r[-1]] for r in g.regions),
+        claimed_roots=tuple(view.names[r] for r in g.claimed_roots),
+        steps=tuple(_step_line(view, s) for s in g.steps),
+        regions=tuple(tuple(view.names[i] for i in r) for r in g.regions),
+        kept=g.kept,
+    )
+
+
+def run_explain(path: Path, group: int | None = None) -> tuple[Lesson, torch.fx.GraphModule]:
+    """Capture the model file and narrate every kept group (or `group`); also return a copy
+    of the graph as captured, before the replacement, for drawing."""
+    model_file = load_model_file(path)
+    captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic)
+    original = copy_graph_module(captured.gm).gm
+    return lesson_of(path.name, captured, group), original
+
+
+def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
+    """The lesson for an already captured graph; `group` picks one kept group by index.
+
+    After the expansion it deduplicates the graph (in place, behind the checker's gate, as every
+    fxoracle tool does) and tells, per group, which regions became calls and which were refused,
+    with the invariant that refused them.
+    """
+    search = search_regions(captured.gm.graph, captured.tracker.buckets())
+    kept = [g for g in search.expansion.groups if g.kept]
+    if group is not None and not 0 <= group < len(kept):
+        raise FxOracleError(f"--group {group}: the model has {len(kept)} region groups")
+    lessons = [_lesson(search.view, i, g) for i, g in enumerate(kept)]
+    result = gated_deduplicate(captured.gm, captured.tracker, search)
+    chosen = tuple(
+        replace(lesson, outcomes=tuple(region_outcomes(result, lesson.index)))
+        for lesson in lessons
+        if group is None or lesson.index == group
+    )
+    return Lesson(name, len(search.view), chosen)
+
+
+def render_text(lesson: Lesson) -> str:
+    """The lesson as prose, one line per step."""
+    out = [f"fxoracle explain: {lesson.model} ({lesson.nodes} nodes, {TORCH.label})", ""]
+    for g in lesson.groups:
+        out.append(
+            f"Group {g.index}: {len(g.regions)} regions grow from roots {', '.join(g.roots)}"
+        )
+        for k, s in enumerate(g.steps):
+            cands = ", ".join(s.candidates)
+            verdict = (
+                "all join" if s.joined else f"refused by region {s.refused_region}: {s.reason}"
+            )
+            out.append(f"  step {k + 1}: [{cands}] -> {verdict}")
+        out.append(f"  result: {len(g.regions)} regions x {len(g.regions[0])} nodes")
+        out.append("    representative: [" + ", ".join(g.regions[0]) + "]")
+        out.extend(f"  {line}" for line in g.outcomes)
+        out.append("")
+    return "\n".join(out)

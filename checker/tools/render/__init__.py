@@ -1,0 +1,1 @@
+"""Rendering reports: HTML pages and graph drawings."""

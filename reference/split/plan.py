@@ -1,0 +1,246 @@
+"""The partition plan of split_module, as plain data (spec chapter 05, SPL-1 to SPL-11).
+
+`plan_split` decides everything `split_module` will build: which node goes to which partition,
+each partition's inputs, outputs, global-state preludes and epilogues, and the order in which
+the base graph calls the partitions. `split_build` then only turns the plan into graphs, so the
+plan is what tests and `fxoracle explain` show.
+
+Phases, as in torch's `split_module`: assign (callback), regions (global state), record
+cross-partition uses, order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch.fx
+
+from reference.split.graph import (
+    GraphFacts,
+    NodeIndex,
+    NodeKind,
+    PartitionId,
+    assign_partitions,
+    read_graph,
+)
+from reference.split.order import (
+    Edge,
+    appearance_order,
+    cycle_error,
+    lifo_order,
+    position_edges,
+)
+from reference.split.state import (
+    check_monotonic,
+    epilogues,
+    final_grad_mode,
+    grad_contract,
+    has_global_state,
+    keeps_grad_mode,
+    preludes,
+    state_partitions,
+    state_regions,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionPlan:
+    """One partition: its nodes and interface, all as node indices in the original graph.
+
+    `inputs` become placeholders (first-use order), `module_attrs` are nn.Module get_attrs
+    copied in after them, `outputs` are returned in first-recorded-use order, `preludes` are
+    state nodes re-run first, `epilogues` are autocast enters whose exit is re-run last, and
+    `dependents` are the partitions that use this one's outputs, in recording order.
+    """
+
+    pid: PartitionId
+    nodes: tuple[NodeIndex, ...]
+    inputs: tuple[NodeIndex, ...]
+    module_attrs: tuple[NodeIndex, ...]
+    outputs: tuple[NodeIndex, ...]
+    preludes: tuple[NodeIndex, ...]
+    epilogues: tuple[NodeIndex, ...]
+    dependents: tuple[PartitionId, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SplitPlan:
+    """A whole split. `partitions` are in first-appearance order; `order` is the base graph's
+    call order; `upstream_order` is the order torch would use (it differs in B6/B7)."""
+
+    facts: GraphFacts
+    assignment: tuple[PartitionId | None, ...]
+    partitions: tuple[PartitionPlan, ...]
+    order: tuple[PartitionId, ...]
+    upstream_order: tuple[PartitionId, ...]
+
+    def partition(self, pid: PartitionId) -> PartitionPlan:
+        """The plan of partition `pid`."""
+        for p in self.partitions:
+            if p.pid == pid:
+                return p
+        raise KeyError(pid)
+
+
+@dataclass(slots=True)
+class _Uses:
+    """Ordered sets (dicts with None values) filled while recording uses, then frozen."""
+
+    inputs: dict[PartitionId, dict[NodeIndex, None]] = field(default_factory=dict)
+    outputs: dict[PartitionId, dict[NodeIndex, None]] = field(default_factory=dict)
+    dependents: dict[PartitionId, dict[PartitionId, None]] = field(default_factory=dict)
+
+
+def plan_split(
+    gm: torch.fx.GraphModule,
+    split_callback: Callable[[torch.fx.Node], int],
+    keep_original_order: bool = False,
+) -> SplitPlan:
+    """Plan the split of `gm`; the callback is called once per partitioned node (SPL-1)."""
+    facts = read_graph(gm)
+    return make_plan(facts, assign_partitions(gm, facts, split_callback), keep_original_order)
+
+
+def make_plan(
+    facts: GraphFacts,
+    assignment: Sequence[PartitionId | None],
+    keep_original_order: bool = False,
+) -> SplitPlan:
+    """The plan for a given assignment (`None` for unpartitioned nodes); pure."""
+    assignment = tuple(assignment)
+    regions = state_regions(facts, assignment)
+    check_monotonic(facts, assignment)
+    appearance = tuple(dict.fromkeys(p for p in assignment if p is not None))
+    uses = _record_uses(facts, assignment)
+    partitions = tuple(
+        PartitionPlan(
+            pid=pid,
+            nodes=tuple(NodeIndex(i) for i, p in enumerate(assignment) if p == pid),
+            inputs=_inputs_of(facts, uses, pid, modules=False),
+            module_attrs=_inputs_of(facts, uses, pid, modules=True),
+            outputs=tuple(uses.outputs.get(pid, {})),
+            preludes=preludes(regions, pid),
+            epilogues=epilogues(regions, pid),
+            dependents=tuple(uses.dependents.get(pid, {})),
+        )
+        for pid in appearance
+    )
+    upstream, order = _orders(facts, assignment, partitions, keep_original_order)
+    return SplitPlan(facts, assignment, partitions, order, upstream)
+
+
+def _inputs_of(
+    facts: GraphFacts, uses: _Uses, pid: PartitionId, modules: bool
+) -> tuple[NodeIndex, ...]:
+    """The value inputs of `pid`, or its nn.Module get_attrs, in first-use order (SPL-4)."""
+    inputs = uses.inputs.get(pid, {})
+    return tuple(i for i in inputs if (facts.nodes[i].kind is NodeKind.MODULE_ATTR) == modules)
+
+
+def _record_uses(facts: GraphFacts, assignment: Sequence[PartitionId | None]) -> _Uses:
+    """Record every cross-partition use in node order, as torch does (SPL-3, SPL-6).
+
+    Global-state nodes record nothing: their effect is carried by preludes (SPL-9). The output
+    node's uses make outputs only.
+    """
+    uses = _Uses()
+    for i, fact in enumerate(facts.nodes):
+        use_pid = assignment[i]
+        if fact.kind is NodeKind.OUTPUT:
+            for d in fact.inputs:
+                _record_use(facts, assignment, uses, d, None)
+        elif use_pid is not None and fact.state is None:
+            for d in fact.inputs:
+                _record_use(facts, assignment, uses, d, use_pid)
+    return uses
+
+
+def _record_use(
+    facts: GraphFacts,
+    assignment: Sequence[PartitionId | None],
+    uses: _Uses,
+    def_index: NodeIndex,
+    use_pid: PartitionId | None,
+) -> None:
+    def_pid = assignment[def_index]
+    if def_pid == use_pid:
+        return
+    if def_pid is not None:
+        uses.outputs.setdefault(def_pid, {})[def_index] = None
+        if use_pid is not None:
+            uses.dependents.setdefault(def_pid, {})[use_pid] = None
+    if use_pid is None:
+        return
+    uses.inputs.setdefault(use_pid, {})[def_index] = None
+    for symbol in facts.nodes[def_index].symbols:
+        definer = symbol.definer
+        # No binder (B9) or bound in the using partition itself: the partition has it already.
+        if definer is None or assignment[definer] == use_pid:
+            continue
+        uses.inputs[use_pid][definer] = None
+        s_pid = assignment[definer]
+        if s_pid is not None and facts.nodes[definer].kind is not NodeKind.PLACEHOLDER:
+            uses.outputs.setdefault(s_pid, {})[definer] = None
+            uses.dependents.setdefault(s_pid, {})[use_pid] = None
+
+
+def _orders(
+    facts: GraphFacts,
+    assignment: Sequence[PartitionId | None],
+    partitions: Sequence[PartitionPlan],
+    keep_original_order: bool,
+) -> tuple[tuple[PartitionId, ...], tuple[PartitionId, ...]]:
+    """(torch's order, the reference order); raises on a dependency cycle (SPL-7, SPL-8).
+
+    The reference order is torch's, unless torch's is not topological (B7), lets a partition
+    start under a grad mode it did not have in the original graph, or leaves the caller a grad
+    mode the original graph does not (B6). Then it is the first-appearance topological order,
+    with partitions that hold global-state nodes kept at their position (SPL-11).
+    """
+    appearance = tuple(p.pid for p in partitions)
+    edges: list[Edge] = [(p.pid, d) for p in partitions for d in p.dependents]
+    lifo = lifo_order(appearance, {p.pid: p.dependents for p in partitions})
+    if lifo is None:
+        raise cycle_error(appearance, edges)
+    upstream = appearance if keep_original_order else lifo
+    contracts = {p.pid: grad_contract(facts, p.nodes, p.preludes) for p in partitions}
+    writes = mutation_edges(facts, assignment)
+    if (
+        not keep_original_order
+        and keeps_grad_mode(lifo, contracts, final_grad_mode(facts))
+        and respects(lifo, writes)
+    ):
+        return upstream, lifo
+    pinned = state_partitions(facts, assignment) if has_global_state(facts) else frozenset()
+    constrained = edges + writes + position_edges(appearance, pinned)
+    order = appearance_order(appearance, constrained)
+    if order is None:
+        raise cycle_error(appearance, constrained, "with global-state partitions kept in place: ")
+    assert keeps_grad_mode(order, contracts, final_grad_mode(facts)), (
+        "SPL-11: repaired order changes a grad mode"
+    )
+    return upstream, order
+
+
+def mutation_edges(facts: GraphFacts, assignment: Sequence[PartitionId | None]) -> list[Edge]:
+    """SPL-15: a partition that mutates a value runs after the partitions that read it earlier
+    and before those that read it later (the mutation rule of SRT-6, between partitions)."""
+    users: dict[int, list[int]] = {}
+    for i, node in enumerate(facts.nodes):
+        for a in node.inputs:
+            users.setdefault(a, []).append(i)
+    found: list[Edge] = []
+    for m, node in enumerate(facts.nodes):
+        for value in node.mutates:
+            for u in users.get(value, []):
+                pm, pu = assignment[m], assignment[u]
+                if u != m and pm is not None and pu is not None and pm != pu:
+                    found.append((pu, pm) if u < m else (pm, pu))
+    return list(dict.fromkeys(found))
+
+
+def respects(order: Sequence[PartitionId], edges: Sequence[Edge]) -> bool:
+    """Every edge `(a, b)` has `a` before `b` in `order`."""
+    position = {p: i for i, p in enumerate(order)}
+    return all(position[a] < position[b] for a, b in edges)

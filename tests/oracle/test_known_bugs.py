@@ -1,0 +1,48 @@
+"""The catalogue of torch's known bugs (spec chapter 08, DIF-11): the corpus's wrong results
+are named, and a bug is known only for the releases it was observed on."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.io.model_file import load_model_file
+from checker.oracle.diff import run_diff
+from checker.oracle.divergence import Blame, Component, Divergence, Kind
+from checker.oracle.known_bugs import CATALOGUE, classified, identify, known_for
+from tests.support.corpus import CORPUS_DIR
+
+
+def _divergence(component: Component, kind: Kind, detail: str, case: str = "") -> Divergence:
+    return Divergence(component, kind, Blame.OTHER, detail, "torch", case)
+
+
+@pytest.mark.spec("DIF-11")
+@pytest.mark.parametrize(
+    ("stem", "component", "bug"),
+    [
+        ("b1_float_constants", Component.TRACKER, "B1"),
+        ("b2_targets", Component.TRACKER, "B2"),
+        ("b4_overlap", Component.TRACKER, "B4"),
+        ("b3_shared_input", Component.DEDUP, "B3"),
+        ("own_inplace_inside", Component.DEDUP, "B13"),
+        ("own_autograd_function", Component.DEDUP, "N3"),
+    ],
+)
+def test_dif11_corpus_bugs_are_named(stem: str, component: Component, bug: str) -> None:
+    report = run_diff([load_model_file(CORPUS_DIR / f"{stem}.py")], "torch", str(component))
+    (found,) = report.graphs[0].divergences
+    assert (found.wrong, found.bug, found.known) == ("torch", bug, True), found.detail
+
+
+@pytest.mark.spec("DIF-11")
+def test_dif11_known_only_where_observed_and_inherited_by_dedup() -> None:
+    crash = "torch's tracker raised ... legacy and new APIs"
+    bug = identify(_divergence(Component.TRACKER, Kind.CRASH, crash))
+    assert bug is not None and bug.id == "N6"
+    assert known_for("N6", "2.13.0") and not known_for("N6", "2.15.0")
+    pair = "group 0: x `call_function f(1.0)` is not y `call_function f(2.0)`"
+    tracker = _divergence(Component.TRACKER, Kind.REGIONS, pair)
+    dedup = _divergence(Component.DEDUP, Kind.GRAPH, "node 3: numbers differ")
+    assert [d.bug for d in classified((tracker, dedup))] == ["B1", "B1"]
+    assert classified((dedup,))[0].bug == ""  # alone, a wrong graph is not named
+    assert len({b.id for b in CATALOGUE}) == len(CATALOGUE)

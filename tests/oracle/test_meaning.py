@@ -1,0 +1,86 @@
+"""Meaning forms (spec chapter 08, DIF-3): free choices are forgotten, effects keep their
+order."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import cast
+
+import pytest
+import torch
+import torch.fx
+from torch.fx.node import Argument
+
+from checker.oracle.meaning import Interner, meaning
+
+Node = torch.fx.Node
+
+
+def _graph(build: list[tuple[str, object, tuple[object, ...]]]) -> torch.fx.GraphModule:
+    """A graph over placeholders x, y from `(name, target, args)` rows; args name earlier
+    nodes; the last node is the output."""
+    g = torch.fx.Graph()
+    nodes: dict[str, Node] = {"x": g.placeholder("x"), "y": g.placeholder("y")}
+    for name, target, args in build:
+        resolved = cast(
+            tuple[Argument, ...],
+            tuple(nodes[a] if isinstance(a, str) and a in nodes else a for a in args),
+        )
+        if isinstance(target, str):
+            nodes[name] = g.call_method(target, resolved)
+        else:
+            nodes[name] = g.call_function(cast(Callable[..., object], target), resolved)
+    g.output(nodes[build[-1][0]])
+    return torch.fx.GraphModule(torch.nn.Module(), g)
+
+
+def _same(a: torch.fx.GraphModule, b: torch.fx.GraphModule) -> bool:
+    interner = Interner()
+    return meaning(a, interner) == meaning(b, interner)
+
+
+@pytest.mark.spec("DIF-3")
+def test_dif3_independent_nodes_may_swap() -> None:
+    a = _graph(
+        [("s", torch.sin, ("x",)), ("c", torch.cos, ("y",)), ("o", operator.add, ("s", "c"))]
+    )
+    b = _graph(
+        [("c", torch.cos, ("y",)), ("s", torch.sin, ("x",)), ("o", operator.add, ("s", "c"))]
+    )
+    assert _same(a, b)
+
+
+@pytest.mark.spec("DIF-3")
+def test_dif3_a_read_may_not_cross_the_update_of_what_it_reads() -> None:
+    """`s = sin(x); x.add_(1)` differs from `x.add_(1); s = sin(x)`: the read sees another
+    version of x."""
+    before = _graph(
+        [("s", torch.sin, ("x",)), ("u", "add_", ("x", 1)), ("o", operator.add, ("s", "y"))]
+    )
+    after = _graph(
+        [("u", "add_", ("x", 1)), ("s", torch.sin, ("x",)), ("o", operator.add, ("s", "y"))]
+    )
+    assert not _same(before, after)
+
+
+@pytest.mark.spec("DIF-3")
+def test_dif3_constants_and_targets_count() -> None:
+    half = _graph([("m", operator.mul, ("x", 0.5))])
+    assert not _same(half, _graph([("m", operator.mul, ("x", 2.0))]))
+    assert not _same(half, _graph([("m", operator.add, ("x", 0.5))]))
+    assert _same(half, _graph([("m", operator.mul, ("x", 0.5))]))
+
+
+@pytest.mark.spec("DIF-3")
+def test_dif3_global_state_counts_by_value() -> None:
+    """A node moved out of a `no_grad` block differs; a redundant switch changes nothing."""
+    grad = torch._C._set_grad_enabled
+    inside = _graph([("off", grad, (False,)), ("s", torch.sin, ("x",)), ("on", grad, (True,)),
+                     ("o", operator.add, ("s", "y"))])  # fmt: skip
+    outside = _graph([("off", grad, (False,)), ("on", grad, (True,)), ("s", torch.sin, ("x",)),
+                      ("o", operator.add, ("s", "y"))])  # fmt: skip
+    assert not _same(inside, outside)
+    redundant = _graph([("off", grad, (False,)), ("off2", grad, (False,)), ("s", torch.sin, ("x",)),
+                        ("on", grad, (True,)), ("o", operator.add, ("s", "y"))])  # fmt: skip
+    assert _same(inside, redundant)

@@ -1,0 +1,108 @@
+"""The numbers obligations (spec chapter 06): CHK-6 on the inlined module, CHK-15 inside CHK-1,
+CHK-16's tolerance, CHK-17 torch's runtime."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.fx
+
+from checker.proof.check import check_transformation
+from checker.proof.inline_calls import inline_calls
+from checker.proof.numbers import differ, tolerance
+from checker.proof.report import NUMBERS, RUNTIME, WELL_FORMED
+from checker.proof.verdict import Holds, Unknown, Violated
+from reference.capture import Capture, capture
+from reference.dedup import deduplicate
+from reference.graph_copy import copy_graph_module
+from reference.names import INVOKE
+from reference.torch_version import TORCH
+
+
+def masked(t: torch.Tensor) -> torch.Tensor:
+    return t[t > 0].sum() * 2 + t.mean()
+
+
+def model(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return masked(x) + masked(y)
+
+
+def _pair() -> tuple[torch.fx.GraphModule, torch.fx.GraphModule, Capture]:
+    x = torch.randn(6, generator=torch.Generator().manual_seed(0)).requires_grad_()
+    y = torch.randn(6, generator=torch.Generator().manual_seed(1)).requires_grad_()
+    c = capture(model, (x, y))
+    original = copy_graph_module(c.gm).gm
+    result = deduplicate(c.gm, c.tracker)
+    assert len(result.replaced) == 4  # [mul, mean, add] and the mask [gt, getitem], twice
+    return original, c.gm, c
+
+
+@pytest.mark.spec("CHK-6")
+def test_chk6_numbers_inline_the_calls() -> None:
+    original, transformed, c = _pair()
+    inlined = inline_calls(transformed)
+    assert not any(n.target is INVOKE for n in inlined.graph.nodes)
+    torch.testing.assert_close(inlined(*c.example_inputs), original(*c.example_inputs))
+    report = check_transformation(original, transformed, c.example_inputs)
+    assert report.ok, report.render_text()
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_holds_on_a_correct_outlining() -> None:
+    original, transformed, c = _pair()
+    report = check_transformation(original, transformed, c.example_inputs)
+    assert report.verdict_of(RUNTIME) == Holds()
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_runtime_failure_is_unknown_and_named() -> None:
+    """A subgraph that also returns a plain int (its operand's rank): its meaning is
+    right (CHK-6 holds: nothing reads the extra output), but torch 2.13's eager runtime asserts
+    that a non-tensor output is a SymInt. The verdict is Unknown and names torch's runtime, the
+    call and the subgraph (the reference never builds such a subgraph, RPL-23). From 2.14 the
+    eager runtime runs the body with plain autograd and the call works."""
+    original, transformed, c = _pair()
+    body = transformed.get_submodule("subgraph_0")
+    assert isinstance(body, torch.fx.GraphModule)
+    first = next(n for n in body.graph.nodes if n.op == "placeholder")
+    output = next(n for n in body.graph.nodes if n.op == "output")
+    with body.graph.inserting_before(output):
+        rank = body.graph.call_method("dim", (first,))
+    rank.meta["val"] = rank.meta["example_value"] = 0
+    output.args = ((*output.args[0], rank),)
+    body.recompile()
+    report = check_transformation(original, transformed, c.example_inputs)
+    assert report.verdict_of(NUMBERS) == Holds()
+    verdict = report.verdict_of(RUNTIME)
+    if TORCH.hop_runs_body_eagerly:  # from 2.14 the eager runtime runs the body: it works
+        assert verdict == Holds(), report.render_text()
+        return
+    assert isinstance(verdict, Unknown), report.render_text()
+    assert verdict.reason.startswith("CHK-17: torch's invoke_subgraph runtime raised ")
+    assert "at invoke_subgraph (subgraph_0) on the example inputs" in verdict.reason
+
+
+@pytest.mark.spec("CHK-15")
+def test_chk15_a_subgraph_that_mutates_its_input_is_not_well_formed() -> None:
+    original, transformed, c = _pair()
+    body = transformed.get_submodule("subgraph_0")
+    assert isinstance(body, torch.fx.GraphModule)
+    first = next(n for n in body.graph.nodes if n.op == "placeholder")
+    with body.graph.inserting_after(first):
+        body.graph.call_method("add_", (first, 1))
+    body.recompile()
+    verdict = check_transformation(original, transformed, c.example_inputs).verdict_of(WELL_FORMED)
+    assert isinstance(verdict, Violated)
+    assert "CHK-15: add_ mutates the subgraph's input subgraph_input_" in verdict.witness
+
+
+@pytest.mark.spec("CHK-16")
+def test_chk16_tolerance_scales_with_magnitude() -> None:
+    big = torch.full((4,), 200.0)
+    assert tolerance(big) == (1.3e-6, 1e-5 * 200.0)
+    assert differ(big, big + 1.9e-5) is None  # within 1e-5 x 200 (+ rtol): not a bug
+    assert differ(big, big * (1 + 1e-3)) is not None  # a 1e-3 relative change is one
+    small = torch.full((4,), 0.5)
+    assert tolerance(small) == (1.3e-6, 1e-5)  # magnitude below 1: the default atol
+    assert tolerance(torch.arange(3)) == (0.0, 0.0)  # integers: exact
+    assert differ(torch.arange(3), torch.arange(3) + 1) is not None

@@ -1,0 +1,96 @@
+"""The import graph points one way: cli -> tools/oracle -> proof -> io -> reference, bench on the
+side, and no module imports, even inside a function, a module that imports it back (overview,
+"Layout").
+
+Every `import` statement of every module is read with `ast` (function-level ones included), so a
+lazy import that would hide a circle or an upward edge is seen too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+from tests.support.paths import ROOT
+
+# a module's layer is the longest prefix listed; a layer may import its own and lower ranks
+RANK = {
+    "reference": 0,
+    "checker.io": 1,
+    "checker.proof": 2,
+    "checker.oracle": 3,
+    "checker.tools": 3,
+    "checker.bench": 3,
+    "checker": 4,  # the package's public facade and cli.py
+}
+PEERS_APART = {("checker.oracle", "checker.tools"), ("checker.tools", "checker.oracle"),
+               ("checker.bench", "checker.oracle"), ("checker.bench", "checker.tools")}  # fmt: skip
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer(module: str) -> str:
+    return max((p for p in RANK if module == p or module.startswith(p + ".")), key=len)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The project modules `path` imports (`from a.b import c` counts `a.b.c` when it is a
+    module, else `a.b`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                child = f"{node.module}.{a.name}"
+                found.add(child if child in modules else node.module)
+    return {m for m in found if m in modules}
+
+
+def import_graph() -> nx.DiGraph[str]:
+    files = sorted(p for pkg in ("reference", "checker") for p in (ROOT / pkg).rglob("*.py"))
+    files = [p for p in files if "examples" not in p.parts]
+    modules = {module_name(p): p for p in files}
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for name, path in modules.items():
+        graph.add_edges_from((name, target) for target in imports_of(path, set(modules)))
+    return graph
+
+
+def test_no_import_circle() -> None:
+    graph = import_graph()
+    # a package's __init__ re-exporting its own modules is not a circle of meaning
+    graph.remove_edges_from([(a, b) for a, b in graph.edges if b.startswith(a + ".")])
+    cycles = sorted(sorted(c) for c in nx.simple_cycles(graph))
+    assert not cycles, f"import circles: {cycles[:5]}"
+
+
+def test_imports_point_down() -> None:
+    graph = import_graph()
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, b in graph.edges
+        if RANK[layer(b)] > RANK[layer(a)] or (layer(a), layer(b)) in PEERS_APART
+    )
+    assert not upward, "imports that point upward or across peers:\n" + "\n".join(upward)
+
+
+def test_reference_never_imports_checker() -> None:
+    graph = import_graph()
+    found = [f"{a} -> {b}" for a, b in graph.edges if a.startswith("reference") and
+             b.startswith("checker")]  # fmt: skip
+    assert not found, found
+
+
+def test_every_layer_is_a_package() -> None:
+    for name in RANK:
+        if name != "checker":
+            assert (ROOT.joinpath(*name.split(".")) / "__init__.py").is_file(), name

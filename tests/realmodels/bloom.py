@@ -1,0 +1,23 @@
+"""BLOOM (decoder; ALiBi position bias, fused qkv): 2 layers, hidden 32, 4 heads."""
+
+import torch
+from transformers import BloomConfig, BloomForCausalLM
+
+torch.manual_seed(0)
+net = BloomForCausalLM(BloomConfig(vocab_size=100, hidden_size=32, n_layer=2, n_head=4)).eval()
+
+
+class Wrapper(torch.nn.Module):
+    """Calls the model with keyword inputs and returns its logits as a 1-tuple."""
+
+    def __init__(self, m: torch.nn.Module) -> None:
+        super().__init__()
+        self.m = m
+
+    def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor]:
+        return (self.m(input_ids=input_ids, use_cache=False).logits,)
+
+
+model = Wrapper(net).eval()
+_g = torch.Generator().manual_seed(0)
+example_inputs = (torch.randint(0, 100, (2, 8), generator=_g),)

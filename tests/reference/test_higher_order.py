@@ -1,0 +1,112 @@
+"""Higher-order ops and torch's runtime in outlining (spec chapter 03, RPL-20 to RPL-23): bodies
+travel as attributes, operands and outputs are values torch's runtime handles, subgraph nodes
+carry `val`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+import torch.fx
+from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+from reference.bodies import same_body
+from reference.capture import capture
+from reference.dedup import deduplicate, outline_groups
+from reference.names import INVOKE
+from reference.replace import Reason
+from tests.support.corpus import CORPUS_DIR, load_model_file
+
+Node = torch.fx.Node
+
+
+@pytest.mark.spec("RPL-20")
+def test_rpl20_custom_autograd_function_outlines_with_its_body() -> None:
+    f = load_model_file(CORPUS_DIR / "own_autograd_function.py")
+    c = capture(f.model, f.example_inputs)
+    before = c.gm(*c.example_inputs)
+    assert same_body(c.gm.get_submodule("fwd_body_1"), c.gm.get_submodule("fwd_body_2"))
+    result = deduplicate(c.gm, c.tracker)
+    assert [r.region for r in result.replaced] == [0, 1] and not result.refused
+    sub = result.subgraphs["subgraph_0"]
+    fetched = [n.target for n in sub.graph.nodes if n.op == "get_attr"]
+    assert fetched == ["fwd_body_1", "bwd_body_1"]  # the representative's bodies, inside
+    calls = [n for n in c.gm.graph.nodes if n.target is INVOKE]
+    assert all(isinstance(a, Node) and a.op != "get_attr" for c_ in calls for a in c_.args[2:])
+    torch.testing.assert_close(c.gm(*c.example_inputs), before)
+
+
+@pytest.mark.spec("RPL-20")
+def test_rpl20_a_different_body_is_refused() -> None:
+    """Region 1's forward body computes `tanh` where the representative's computes `sigmoid`:
+    the subgraph would run the representative's, so region 1 stays as it is."""
+    f = load_model_file(CORPUS_DIR / "own_autograd_function.py")
+    c = capture(f.model, f.example_inputs)
+    body = c.gm.get_submodule("fwd_body_2")
+    assert isinstance(body, torch.fx.GraphModule)
+    sigmoid = next(n for n in body.graph.nodes if n.target is torch.sigmoid)
+    sigmoid.target = torch.tanh
+    body.recompile()
+    assert not same_body(c.gm.get_submodule("fwd_body_1"), body)
+    result = deduplicate(c.gm, c.tracker)
+    assert [(r.region, r.reason) for r in result.refused] == [(1, Reason.OTHER_BODY)]
+    assert "fwd_body_2 differs from fwd_body_1" in result.refused[0].detail
+
+
+def _traced(fn: Callable[..., Any], *inputs: object) -> torch.fx.GraphModule:
+    gm = torch.fx.symbolic_trace(fn)
+    FakeTensorProp(gm).propagate(*inputs)
+    for node in gm.graph.nodes:
+        node.meta["example_value"] = node.meta.get("val")
+    return gm
+
+
+def _two_regions(gm: torch.fx.GraphModule, *names: str) -> list[list[Node]]:
+    by_name = {n.name: n for n in gm.graph.nodes}
+    half = len(names) // 2
+    return [[by_name[n] for n in names[:half]], [by_name[n] for n in names[half:]]]
+
+
+def scaled(x: torch.Tensor, y: torch.Tensor, p: float) -> torch.Tensor:
+    return torch.sin(x * p) + torch.sin(y * p)
+
+
+@pytest.mark.spec("RPL-21")
+def test_rpl21_a_float_operand_is_refused() -> None:
+    gm = _traced(scaled, torch.randn(3), torch.randn(3), 0.5)
+    p = next(n for n in gm.graph.nodes if n.name == "p")
+    p.meta["example_value"] = 0.5  # a lifted float, as Dynamo lifts an unspecialized scalar
+    result = outline_groups(gm, [_two_regions(gm, "mul", "sin", "mul_1", "sin_1")], {})
+    assert {r.reason for r in result.refused} == {Reason.OPERAND}
+    assert "p is a float" in result.refused[0].detail
+
+
+@pytest.mark.spec("RPL-22")
+def test_rpl22_subgraph_nodes_carry_val() -> None:
+    f = load_model_file(CORPUS_DIR / "d01_single_subgraph.py")
+    c = capture(f.model, f.example_inputs)
+    result = deduplicate(c.gm, c.tracker)
+    (sub,) = result.subgraphs.values()
+    valued = [n for n in sub.graph.nodes if n.op != "output"]
+    assert valued and all(n.meta.get("val") is n.meta["example_value"] for n in valued)
+
+
+def sizes(x: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    for _ in range(2):
+        s = x.size(0)
+        x = torch.cos(x * s)
+        z = z + s
+    return x, z
+
+
+@pytest.mark.spec("RPL-23")
+def test_rpl23_an_int_output_is_refused() -> None:
+    """`s = x.size(0)` is used outside the region too: the subgraph would return a plain int,
+    which torch's runtime cannot; the group is refused whole."""
+    gm = _traced(sizes, torch.randn(3), torch.randn(3))
+    group = _two_regions(gm, "size", "mul", "cos", "size_1", "mul_1", "cos_1")
+    result = outline_groups(gm, [group], {})
+    assert [(r.region, r.reason) for r in result.refused] == [(None, Reason.OUTPUT)]
+    assert result.refused[0].detail == "size is a int" and not result.subgraphs

@@ -1,0 +1,58 @@
+"""`fxoracle explain --html`: the regions drawn growing, step by step (chapter 02, EXP-10)."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import torch
+
+from checker.cli import main
+from checker.tools.explain import lesson_of
+from checker.tools.render.explain_html import MAX_FRAMES, render_explain_html
+from checker.tools.render.html_report import group_colour
+from reference.capture import capture
+from reference.graph_copy import copy_graph_module
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+
+def _block(x: torch.Tensor) -> torch.Tensor:
+    return torch.cos(torch.sin(x) * 2) + x
+
+
+def _model(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(3):
+        x = _block(x)
+    return x
+
+
+def test_exp10_frames_follow_accepted_steps() -> None:
+    """EXP-10: one frame for the roots and one per accepted step (up to MAX_FRAMES)."""
+    c = capture(_model, (torch.rand(4),))
+    original = copy_graph_module(c.gm).gm
+    lesson = lesson_of("blocks", c)
+    page = render_explain_html(lesson, original.graph)
+    parser = _Tags()
+    parser.feed(page)
+    accepted = sum(s.joined for g in lesson.groups for s in g.steps)
+    assert 0 < accepted <= MAX_FRAMES
+    assert parser.tags.count("svg") == len(lesson.groups) + accepted
+    assert group_colour(0) in page and "(g0 r1)" in page
+    assert "refused" in page or accepted == sum(len(g.steps) for g in lesson.groups)
+
+
+def test_explain_html_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lesson.html"
+    assert main(["explain", "--group", "0", "--html", str(out)]) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Group 0" in page
+    assert "-> all join" in capsys.readouterr().out
