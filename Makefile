@@ -57,8 +57,11 @@ fuzz: $(STAMP)
 	$(VENV)/bin/fxoracle fuzz --minutes $(or $(MINUTES),60) --seed $(or $(SEED),0) \
 		--out fuzz-findings.json --repro-dir fuzz-repros $(ARGS)
 
+# region finding and keying vs torch, dedup and check_transformation at 2.4k/9.6k/38k nodes, then
+# verify on a 48-layer decoder (capture against the rest)
 bench: $(STAMP)
 	$(VENV)/bin/fxoracle bench $(ARGS)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/fxoracle verify checker/examples/llama_48_layers.py
 
 golden: $(STAMP)
 	$(PY) -m tests.golden.regenerate

@@ -108,16 +108,26 @@ def _fuzz_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     fuzz.add_argument("--against", default="torch", help="torch, torch-simple or module:attr")
     fuzz.add_argument("--repro-dir", metavar="DIR", help="write a minimized repro per finding")
     fuzz.add_argument("--max-models", type=int, help="stop after this many models")
+    fuzz.add_argument(
+        "--workers", type=int, metavar="N",
+        help="processes diffing models (default: every core; 1: this process only)",
+    )  # fmt: skip
+    fuzz.add_argument(
+        "--ray", metavar="ADDRESS",
+        help="run on the Ray cluster at HOST:PORT, or 'local' (needs fxoracle[cluster])",
+    )  # fmt: skip
     fuzz.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def _bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     bench = sub.add_parser("bench", help="region finding and deduplication against torch")
-    bench.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 33000], metavar="N")
+    bench.add_argument("--sizes", type=int, nargs="+", default=[2400, 9600, 38000], metavar="N")
     bench.add_argument("--repeat", type=int, default=3, help="best of N timed calls")
     bench.add_argument("--kind", choices=["transformer", "mlp"], default="transformer")
-    bench.add_argument("--torch-max", type=int, default=9000, metavar="NODES")
+    bench.add_argument("--torch-max", type=int, default=10000, metavar="NODES")
     bench.add_argument("--json", metavar="PATH", help="also write the region numbers here")
+    bench.add_argument("--campaign-models", type=int, default=120, metavar="N",
+                       help="campaign throughput on 1 and 2 workers (0: skip)")  # fmt: skip
     bench.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -169,13 +179,15 @@ def _run_explain(args: argparse.Namespace) -> int:
 def _run_diff(args: argparse.Namespace) -> int:
     """0: no side blamed; 1: a side is wrong (or fxoracle failed); the report says which."""
     from checker.oracle.diff import render_text, run_diff
+    from checker.oracle.diff_bar import DiffBar
 
     if not args.paths and args.random <= 0:
         raise FxOracleError("diff: give model files and/or --random N")
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
     models = [load_model_file(p) for p in args.paths]
-    report = run_diff(models, args.against, args.component, args.random, args.seed, repro_dir,
-                      progress=_progress_line, strict_order=args.strict_order)  # fmt: skip
+    with DiffBar() as bar:
+        report = run_diff(models, args.against, args.component, args.random, args.seed,
+                          repro_dir, progress=bar, strict_order=args.strict_order)  # fmt: skip
     if args.json != "-":
         print(render_text(report, debug=args.debug), end="")
     if args.json:
@@ -185,12 +197,14 @@ def _run_diff(args: argparse.Namespace) -> int:
 
 def _run_fuzz(args: argparse.Namespace) -> int:
     """0: no bug of fxoracle found; 1: an oracle error or a divergence blamed on it (DIF-9)."""
+    from checker.oracle.campaign_bar import CampaignBar
     from checker.oracle.fuzz import run_campaign
 
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
-    campaign = run_campaign(args.minutes, args.seed, Path(args.out), against=args.against,
-                            repro_dir=repro_dir, max_models=args.max_models,
-                            progress=_campaign_line)  # fmt: skip
+    with CampaignBar(args.max_models) as bar:
+        campaign = run_campaign(args.minutes, args.seed, Path(args.out), against=args.against,
+                                repro_dir=repro_dir, max_models=args.max_models, progress=bar,
+                                workers=args.workers, ray=args.ray)  # fmt: skip
     ours = campaign.fxoracle_bugs
     print(f"{campaign.models} models, {len(campaign.findings)} signatures -> {args.out}")
     if ours:
@@ -200,26 +214,16 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
-    from checker.bench import dedup, regions
+    from checker.bench import campaign, dedup, regions
 
     if args.repeat < 1 or min(args.sizes) < 1:
         raise FxOracleError("bench: --repeat and --sizes must be positive")
     json_path = Path(args.json) if args.json else None
     print(regions.run(args.sizes, args.repeat, args.kind, args.torch_max, json_path), end="")
     print(dedup.run(args.sizes), end="")
+    if args.campaign_models > 0:
+        print(campaign.run(args.campaign_models, 0), end="")
     return 0
-
-
-def _progress_line(text: str) -> None:
-    if sys.stderr.isatty():
-        print(f"\r\x1b[Kfxoracle: {text}", end="", file=sys.stderr, flush=True)
-
-
-def _campaign_line(text: str, final: bool) -> None:
-    if sys.stderr.isatty():
-        print("\r" + text + ("\n" if final else ""), end="", file=sys.stderr, flush=True)
-    else:
-        print(text, file=sys.stderr, flush=True)
 
 
 @contextmanager

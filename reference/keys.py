@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import torch
 import torch.fx
-from torch._subclasses.fake_tensor import extract_tensor_metadata
+from torch._prims_common import suggest_memory_format
 
 from reference.names import qualified_name
 from reference.torch_version import TORCH
@@ -39,6 +39,14 @@ class GlobalState:
     tf32: bool | str
     deterministic_warn_only: bool
     saved_tensor_hooks_enabled: bool
+    _hash: int = field(init=False, repr=False, compare=False)  # every node key hashes it
+
+    def __post_init__(self) -> None:
+        compared = tuple(getattr(self, f.name) for f in fields(self) if f.compare)
+        object.__setattr__(self, "_hash", hash(compared))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,15 @@ class TensorMeta:
     memory_format: str
     requires_grad: bool
     flags: tuple[str, ...]
+    _hash: int = field(init=False, repr=False, compare=False)  # shared by many keys (TRK-13)
+
+    def __post_init__(self) -> None:
+        value = (self.dtype, self.shape, self.stride, self.device, self.layout,
+                 self.memory_format, self.requires_grad, self.flags)  # fmt: skip
+        object.__setattr__(self, "_hash", hash(value))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,17 +167,26 @@ def tf32_key() -> bool | str:
     return precision if TORCH.tf32_key == "fp32_precision" else precision == "tf32"
 
 
-def node_key(node: torch.fx.Node, state: GlobalState, site: CallSite | None) -> NodeKey:
-    """The key of `node`; raises `Unkeyable` when an argument has no deterministic description."""
+def node_key(
+    node: torch.fx.Node,
+    state: GlobalState,
+    site: CallSite | None,
+    describe: Callable[[Any], ArgKey] | None = None,
+    target: str | None = None,
+) -> NodeKey:
+    """The key of `node`; raises `Unkeyable` when an argument has no deterministic description.
+    `describe` keys one argument (default `arg_key`) and `target` is the target's qualified
+    name if known (`reference.key_cache` passes both from its memo)."""
+    describe_arg = describe or arg_key
     names = tuple(sorted(node.kwargs))
     return NodeKey(
         global_state=state,
         call_site=site,
         op=node.op,
-        target=qualified_name(node.target),
+        target=qualified_name(node.target) if target is None else target,
         kwarg_names=names,
-        args=tuple(arg_key(a) for a in node.args),
-        kwargs=tuple(arg_key(node.kwargs[n]) for n in names),
+        args=tuple(map(describe_arg, node.args)),
+        kwargs=tuple(describe_arg(node.kwargs[n]) for n in names) if names else (),
     )
 
 
@@ -180,11 +206,16 @@ def arg_key(arg: Any) -> ArgKey:
     return value_key(arg, arg_key)
 
 
-def value_key(value: Any, item_key: Callable[[Any], ArgKey] | None = None) -> ArgKey:
-    """Describe a value by type and content (TRK-4, TRK-5); `item_key` describes elements."""
+def value_key(
+    value: Any,
+    item_key: Callable[[Any], ArgKey] | None = None,
+    meta: Callable[[torch.Tensor], TensorMeta] | None = None,
+) -> ArgKey:
+    """Describe a value by type and content (TRK-4, TRK-5); `item_key` describes elements,
+    `meta` tensors (default `tensor_meta`)."""
     describe_item = item_key or value_key
     if isinstance(value, torch.Tensor):
-        return tensor_meta(value)
+        return (meta or tensor_meta)(value)
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return SymValue(type(value).__name__, str(value.node.expr))
     if isinstance(value, (tuple, list)):
@@ -215,20 +246,42 @@ def constant_key(value: Any) -> Const:
     raise Unkeyable(f"no deterministic description for a {type(value).__qualname__} constant")
 
 
+_SPARSE_LAYOUTS = frozenset(
+    {torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc}
+)
+_CHANNELS_LAST_RANKS = (4, 5)  # the only ranks a channels-last memory format exists for
+
+
 def tensor_meta(t: torch.Tensor) -> TensorMeta:
-    """Metadata as torch's cache key has it: storage offset and storage size are not part of it."""
-    meta = extract_tensor_metadata(t)
-    flag_names = ("is_quantized", "is_conj", "is_neg", "is_inference", "is_sparse")
+    """Metadata as torch's cache key has it (`extract_tensor_metadata`), read directly from the
+    tensor (TRK-4); storage offset and storage size are not part of it."""
+    layout = t.layout
+    strided = layout == torch.strided
+    flags = (t.is_quantized, t.is_conj(), t.is_neg(), t.is_inference(), t.is_sparse)
     return TensorMeta(
-        dtype=str(meta.dtype),
-        shape=tuple(str(s) for s in meta.shape),
-        stride=tuple(str(s) for s in meta.stride),
-        device=str(meta.device),
-        layout=str(meta.layout),
-        memory_format=str(meta.memory_format),
-        requires_grad=bool(meta.requires_grad),
-        flags=tuple(f for f in flag_names if getattr(meta, f)),
+        dtype=str(t.dtype),
+        shape=tuple(map(str, t.shape)),
+        stride=tuple(map(str, t.stride())) if strided else (),
+        device=str(t.device),
+        layout=str(layout),
+        memory_format=_memory_format(t, strided, layout in _SPARSE_LAYOUTS),
+        requires_grad=t.requires_grad,
+        flags=tuple(name for name, on in zip(_FLAG_NAMES, flags, strict=True) if on),
     )
+
+
+_FLAG_NAMES = ("is_quantized", "is_conj", "is_neg", "is_inference", "is_sparse")
+
+
+def _memory_format(t: torch.Tensor, strided: bool, sparse: bool) -> str:
+    """The format `t` is dense in, as torch's cache key says it; "None" when symbolic, sparse,
+    or dense in no format (torch's `suggest_memory_format`, then an `is_contiguous` check)."""
+    if sparse or t._has_symbolic_sizes_strides:
+        return "None"
+    suggested = torch.contiguous_format
+    if strided and t.dim() in _CHANNELS_LAST_RANKS:
+        suggested = suggest_memory_format(t)
+    return str(suggested) if t.is_contiguous(memory_format=suggested) else "None"
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')

@@ -58,6 +58,18 @@ def _is_inplace_name(name: str) -> bool:
     return name.endswith("_") and not name.startswith("__")
 
 
+WRITING_KWARGS = frozenset({"out", "inplace"})  # keyword arguments that make a node write
+
+
+def target_may_write(target: Any) -> bool:
+    """Whether a node with this target may write an argument whatever its keyword arguments
+    (`WRITING_KWARGS` aside): `mutated_positions` is `()` for every node of any other target."""
+    if _written_schema_args(target) or target in _INPLACE_OPERATORS:
+        return True
+    name = target if isinstance(target, str) else qualified_name(target)
+    return _is_inplace_name(name.rsplit(".", 1)[-1])
+
+
 def _writes_first(node: torch.fx.Node) -> bool:
     if node.op == "call_method" and isinstance(node.target, str):
         return _is_inplace_name(node.target)
@@ -71,13 +83,16 @@ def _writes_first(node: torch.fx.Node) -> bool:
 
 def mutated_positions(node: torch.fx.Node) -> tuple[int, ...]:
     """Positions in `flat_node_args(node)` that `node` writes, in increasing order (TRK-8)."""
-    written = set(_written_schema_args(node.target)) | {"out"}
+    written = _written_schema_args(node.target) | {"out"}
+    writes_first = _writes_first(node)
+    if not writes_first and written.isdisjoint(node.kwargs) and len(written) == 1:
+        return ()  # writes nothing: most nodes leave here, before counting arguments
     schema_names = _schema_names(node.target)
     positions: list[int] = []
     offset = 0
     for i, arg in enumerate(node.args):
         n = _node_count(arg)
-        first = i == 0 and _writes_first(node)
+        first = i == 0 and writes_first
         if n and (first or (i < len(schema_names) and schema_names[i] in written)):
             positions.extend(range(offset, offset + n))
         offset += n

@@ -8,7 +8,9 @@ keys an already captured graph from node metadata instead (offline mode).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import gc
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -16,16 +18,15 @@ import torch
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
+from reference.key_cache import KeyCache
 from reference.keys import (
     CallSite,
     GlobalState,
     NodeKey,
     Unkeyable,
-    call_site_from_stack_trace,
     current_global_state,
     node_key,
 )
-from reference.mutation import mutated_positions
 from reference.regions import Buckets, find_identical_regions
 
 Node = torch.fx.Node
@@ -110,10 +111,14 @@ class GraphRegionTracker:
         return copy
 
     # -- shared --------------------------------------------------------------------------------
-    def track_with(self, node: Node, state: GlobalState, site: CallSite | None) -> None:
-        """Key `node` with the given state and call site and add it to its bucket."""
+    def track_with(
+        self, node: Node, state: GlobalState, site: CallSite | None, cache: KeyCache | None = None
+    ) -> None:
+        """Key `node` with the given state and call site and add it to its bucket; `cache`
+        shares descriptions between nodes when the graph's metadata is final (TRK-13)."""
         try:
-            key = node_key(node, state, site)
+            keyed = node_key if cache is None else cache.node_key
+            key = keyed(node, state, site)
         except Unkeyable as e:
             self.untracked[node] = str(e)
             return
@@ -134,19 +139,39 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
     The call site is the innermost frame of each node's `stack_trace`; argument metadata comes
     from `example_value` (Dynamo) or `val` (export). Global state is the process's, except grad
     mode, which follows the graph's own `_set_grad_enabled` calls. Mutations come from op
-    schemas and names (TRK-8).
+    schemas and names (TRK-8). Each value is described once (`KeyCache`, TRK-13), with the
+    cyclic garbage collector paused: keying allocates and frees nothing cyclic, and each of the
+    collector's passes would walk every node and fake tensor of the graph again.
     """
-    tracker = GraphRegionTracker()
+    with collector_paused():
+        return _track_all(graph)
+
+
+def _track_all(graph: torch.fx.Graph) -> GraphRegionTracker:
+    tracker, cache = GraphRegionTracker(), KeyCache()
     state = current_global_state()
     for node in graph.nodes:
         if node.op == "output":
             continue
         if node.op == "call_function" and node.target is torch._C._set_grad_enabled:
             state = _with_grad(state, bool(node.args[0]))
-        tracker.track_with(node, state, call_site_from_stack_trace(node.meta.get("stack_trace")))
-        for pos in mutated_positions(node):
+        site = cache.call_site(node.meta.get("stack_trace"))
+        tracker.track_with(node, state, site, cache)
+        for pos in cache.mutated_positions(node):
             tracker.add_node_mutation(node, pos)
     return tracker
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, then as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _with_grad(state: GlobalState, enabled: bool) -> GlobalState:

@@ -4,8 +4,9 @@
 residual blocks, without running Dynamo (capturing 33k nodes would take minutes): every node
 gets `meta["example_value"]`, a FakeTensor computed by running the op on fake inputs, and a fake
 instruction translator whose call site is the op's position within the block, so the same op in
-every block has the same call site, as a loop gives. `feed(tracker, bg)` then calls
-`tracker.track_node(tx, node)` for every node in graph order, as Dynamo does while tracing.
+every block has the same call site, as a loop gives (also written as the node's `stack_trace`,
+for offline keying). `feed(tracker, bg)` then calls `tracker.track_node(tx, node)` for every
+node in graph order, as Dynamo does while tracing.
 
 Kinds: "transformer" (a pre-norm attention + MLP block, 26 ops and 8 weight placeholders) and
 "mlp" (a residual MLP, 5 ops and 4 weight placeholders). By default all blocks are identical:
@@ -75,6 +76,11 @@ def site(position: int) -> FakeTranslator:
     return FakeTranslator(FakeCode(SOURCE), 10 + position, 2 * position)
 
 
+def stack_trace(position: int) -> str:
+    """`site(position)` as a node's `stack_trace`, for offline keying (`track_graph`)."""
+    return f'  File "{SOURCE}", line {site(position).lineno}, in block\n'
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class BlockGraph:
     """A graph of repeated blocks and the translator of every tracked node, in graph order."""
@@ -117,8 +123,13 @@ class _Builder:
         node = self.graph.placeholder(name)
         with self.mode:
             node.meta["example_value"] = torch.empty(shape, requires_grad=requires_grad)
-        self.sites.append((node, site(position)))
+        self._stamp(node, position)
         return node
+
+    def _stamp(self, node: Node, position: int) -> None:
+        """The call site at `position`, for live (`sites`) and offline (`stack_trace`) keying."""
+        node.meta["stack_trace"] = stack_trace(position)
+        self.sites.append((node, site(position)))
 
     def fn(self, target: Callable[..., Any], *args: Any) -> Node:
         return self._add(self.graph.call_function(target, args), target)
@@ -134,7 +145,7 @@ class _Builder:
             else:
                 value = target(*values)
         node.meta["example_value"] = value
-        self.sites.append((node, site(self.position)))
+        self._stamp(node, self.position)
         self.position += 1
         return node
 

@@ -1,10 +1,13 @@
-"""`make bench`, part two: deduplication time against graph size (spec chapter 03, RPL-10).
+"""`make bench`, part two: deduplication and its check against graph size (spec chapter 03,
+RPL-10; chapter 06).
 
 Graphs of `n` segments of 4 residual MLP blocks each (`checker.bench.blocks.repeated_segments`): one
 region group per segment, so the number of groups grows with the graph. Each size is keyed,
-expanded and outlined by `reference.deduplicate`; the table gives CPU seconds per phase and the
-scaling exponent of the whole from the smallest to the largest size (a measurement: `fxoracle
-bench` exits 0 whatever it says).
+expanded and outlined by `reference.deduplicate`, then the result is checked against a copy of
+the original (`check_transformation`: every obligation, numbers on random inputs included); the
+table gives CPU seconds of each and the scaling exponent of the dedup from the smallest to the
+largest size, and the check at the size nearest 10k nodes against its bound (a measurement:
+`fxoracle bench` exits 0 whatever it says).
 """
 
 from __future__ import annotations
@@ -12,17 +15,22 @@ from __future__ import annotations
 import gc
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 
 from checker.bench.blocks import nodes_per_block, repeated_segments
+from checker.proof.check import check_transformation
 from reference.dedup import deduplicate
+from reference.graph_copy import copy_graph_module
 from reference.tracker import GraphRegionTracker
 
+T = TypeVar("T")
 PER_SEGMENT = 4
 EXPONENT_MAX = 1.2
+CHECK_AT, CHECK_S_MAX = 10_000, 5.0  # check_transformation at about 10k nodes: under 5 s
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +39,8 @@ class DedupRow:
     groups: int
     calls: int
     seconds: float
+    check_s: float
+    ok: bool
 
 
 def measure(n_nodes: int) -> DedupRow:
@@ -41,16 +51,25 @@ def measure(n_nodes: int) -> DedupRow:
     for node, tx in bg.sites:
         tracker.track_node(tx, node)
     gm = torch.fx.GraphModule(torch.nn.Module(), bg.graph)
+    original = copy_graph_module(gm).gm
     nodes = len(gm.graph.nodes)
+    result, seconds = _timed(lambda: deduplicate(gm, tracker))
+    report, check_s = _timed(lambda: check_transformation(original, gm))
+    return DedupRow(nodes, len(result.subgraphs), len(result.replaced), seconds, check_s,
+                    report.ok)  # fmt: skip
+
+
+def _timed(run: Callable[[], T]) -> tuple[T, float]:
+    """`run()` and its CPU seconds, garbage collector off as timeit does (collections of the
+    fake tensors' heap are not our cost)."""
     gc.collect()
-    gc.disable()  # as timeit does: collections of the fake tensors' heap are not our cost
+    gc.disable()
     try:
         start = time.process_time()
-        result = deduplicate(gm, tracker)
-        seconds = time.process_time() - start
+        found = run()
+        return found, time.process_time() - start
     finally:
         gc.enable()
-    return DedupRow(nodes, len(result.subgraphs), len(result.replaced), seconds)
 
 
 def exponent(rows: Sequence[DedupRow]) -> float:
@@ -61,12 +80,17 @@ def exponent(rows: Sequence[DedupRow]) -> float:
 def run(sizes: Sequence[int]) -> str:
     """Deduplicate one graph per size; the table and the scaling verdict as text."""
     rows = [measure(n) for n in sizes]
-    lines = [f"{'nodes':>8} {'groups':>7} {'calls':>6} {'dedup s':>9}"]
-    lines += [f"{r.nodes:>8} {r.groups:>7} {r.calls:>6} {r.seconds:>9.3f}" for r in rows]
+    lines = [f"{'nodes':>8} {'groups':>7} {'calls':>6} {'dedup s':>9} {'check s':>9}  ok"]
+    lines += [f"{r.nodes:>8} {r.groups:>7} {r.calls:>6} {r.seconds:>9.3f} {r.check_s:>9.3f}"
+              f"  {'yes' if r.ok else 'NO'}" for r in rows]  # fmt: skip
     if len(rows) > 1:
         e = exponent(rows)
         verdict = "PASS" if e <= EXPONENT_MAX else "FAIL"
         lines.append(
             f"{verdict}  dedup scaling exponent {rows[0].nodes}->{rows[-1].nodes}: {e:.2f}"
         )
+    near = min(rows, key=lambda r: abs(r.nodes - CHECK_AT))
+    verdict = "PASS" if near.check_s <= CHECK_S_MAX and near.ok else "FAIL"
+    lines.append(f"{verdict}  check_transformation at {near.nodes} nodes <= {CHECK_S_MAX:g} s "
+                 f"and ok: {near.check_s:.2f}")  # fmt: skip
     return "\n".join(lines) + "\n"

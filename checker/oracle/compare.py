@@ -46,7 +46,7 @@ from checker.oracle.contract import (
 from checker.oracle.divergence import Blame, Component, Divergence, Kind
 from checker.oracle.impls import ReferenceImpl
 from checker.oracle.judge import Judgement, attempt, compare_runs, judge_transformation
-from checker.oracle.meaning import Interner, meaning
+from checker.oracle.meaning import Interner, Malformed, meaning
 from checker.oracle.protocol import (
     CapturedGraph,
     Deduplicates,
@@ -77,7 +77,10 @@ class Sides:
         if self.strict_order:
             return canonical_graph(ours) == canonical_graph(theirs)
         interner = Interner()
-        return meaning(ours, interner) == meaning(theirs, interner)
+        try:
+            return meaning(ours, interner) == meaning(theirs, interner)
+        except Malformed:  # not the same: the judge then says which side is malformed
+            return False
 
     def divergence(
         self, component: Component, kind: Kind, blame: Blame, detail: str, case: str = "",

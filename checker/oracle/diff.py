@@ -29,7 +29,7 @@ from checker.oracle.shrink import write_repros
 from reference.errors import FxOracleError
 from reference.torch_version import TORCH
 
-Progress = Callable[[str], None]
+Progress = Callable[["GraphDiff", int], None]  # (the model just diffed, how many in all)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,10 +161,10 @@ def run_diff(
     sides = make_sides(against, component, strict_order=strict_order)
     everything = [*models, *(random_model(seed, i) for i in range(random))]
     graphs = []
-    for k, model in enumerate(everything):
-        if progress is not None:
-            progress(f"{k + 1}/{len(everything)} {model.name}")
+    for model in everything:
         graphs.append(diff_model(model, sides, repro_dir))
+        if progress is not None:
+            progress(graphs[-1], len(everything))
     return DiffReport(sides.label, sides.components, skipped_components(sides, component),
                       tuple(graphs))  # fmt: skip
 

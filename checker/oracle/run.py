@@ -5,11 +5,16 @@
 with torch's tracker too when the other side is torch); `diff_capture(graph, sides)` runs each
 chosen component on copies of it (`checker.oracle.compare`). An exception of a side is a
 divergence; an exception of the oracle itself an `oracle-error` divergence, never a crash.
+Both leave torch's grad and autocast modes as they found them (`torch_modes_kept`): a side that
+raises inside a graph's autocast region would otherwise leave autocast on for every later model
+of the process (DIF-13).
 """
 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -27,7 +32,12 @@ from reference.errors import FxOracleError, describe
 def capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
     """The capture both sides work on. When it fails: torch's tracker's crash if the capture
     works without it; the reference's crash if torch alone can compile the model; bad input
-    (`FxOracleError`) if neither can (DIF-2)."""
+    (`FxOracleError`) if neither can (DIF-2). torch's modes are left as they were."""
+    with torch_modes_kept():
+        return _capture_for(model, sides)
+
+
+def _capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
     theirs = uses_torch_tracker(sides.other)
     found = _capture(model, theirs)
     if isinstance(found, CapturedGraph):
@@ -65,7 +75,13 @@ def _torch_only(model: Model) -> None:
 
 
 def diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
-    """The divergences of every chosen component on one capture (a side's crash included)."""
+    """The divergences of every chosen component on one capture (a side's crash included);
+    torch's modes are left as they were, whatever a side does."""
+    with torch_modes_kept():
+        return _diff_capture(graph, sides)
+
+
+def _diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
     subject = Subject(graph, sides)
     ours = attempt(lambda: subject.ours)
     if isinstance(ours, Exception):
@@ -85,3 +101,28 @@ def diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
             detail = describe(e) + at
             found.append(sides.divergence(component, Kind.ORACLE_ERROR, Blame.UNKNOWN, detail))
     return tuple(found)
+
+
+@contextmanager
+def torch_modes_kept() -> Iterator[None]:
+    """Grad and CPU autocast modes are as they were afterwards. A side that raises inside a
+    graph's autocast region never runs its `_exit_autocast`: autocast would stay on, and the
+    next models' results would depend on which ran before them in the process (DIF-13)."""
+    grad, autocast = torch.is_grad_enabled(), torch.is_autocast_enabled("cpu")
+    dtype, nesting = torch.get_autocast_dtype("cpu"), _autocast_nesting()
+    try:
+        yield
+    finally:
+        torch.set_grad_enabled(grad)
+        torch.set_autocast_enabled("cpu", autocast)
+        torch.set_autocast_dtype("cpu", dtype)
+        for _ in range(_autocast_nesting() - nesting):
+            torch.autocast_decrement_nesting()
+        torch.clear_autocast_cache()
+
+
+def _autocast_nesting() -> int:
+    """How many autocast regions are open (torch reads it only by changing it)."""
+    level = torch.autocast_increment_nesting() - 1
+    torch.autocast_decrement_nesting()
+    return level

@@ -50,7 +50,11 @@ def dependency_graph(
 
 
 def minimal_cycle(graph: nx.DiGraph[Node]) -> list[Node] | None:
-    """A short cycle of `graph` (its nodes in order, the first one earliest), or None."""
+    """A short cycle of `graph` (its nodes in order, the first one earliest), or None.
+    Acyclic graphs, the common case, are told by a topological sort, linear in the graph;
+    networkx's `find_cycle` walks a DAG's edges from every source again."""
+    if nx.is_directed_acyclic_graph(graph):
+        return None
     try:
         edges = nx.find_cycle(graph)
     except nx.NetworkXNoCycle:

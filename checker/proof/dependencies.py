@@ -64,8 +64,9 @@ def match_graphs(original: FlatGraph, transformed: FlatGraph) -> Matching:
     pairs: dict[int, int] = {}
     for same_state in (True, False):
         free: dict[Hashable, deque[int]] = {}
+        taken = set(pairs.values())
         for j, c in enumerate(theirs):
-            if j not in pairs.values() and not is_switch(transformed.nodes[j]):
+            if j not in taken and not is_switch(transformed.nodes[j]):
                 key = (c, their_states[j]) if same_state else c
                 free.setdefault(key, deque()).append(j)
         for i, c in enumerate(ours):

@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import torch
 import torch.fx
 from torch.utils._pytree import tree_leaves
 
+from checker.io.threads import one_thread
 from checker.proof.inline_calls import inline_calls
 from checker.proof.number_inputs import SEED, InputSets, NoInputs, input_sets
 from checker.proof.on_cpu import moved_to_cpu
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from reference.bodies import body_key
 from reference.errors import describe
 from reference.names import INVOKE
 
@@ -50,10 +52,11 @@ def check_numbers(
         pair = _modules(original, _inlined(transformed), found)
     except NoInputs as e:
         return Unknown(f"CHK-6: {e}")
-    for label, inputs in found.sets:
-        verdict = compare_runs(*pair, inputs, label)
-        if not isinstance(verdict, Holds):
-            return verdict
+    with one_thread():
+        for label, inputs in found.sets:
+            verdict = compare_runs(*pair, inputs, label)
+            if not isinstance(verdict, Holds):
+                return verdict
     return Holds(CPU_NOTE if found.on_cpu else "")
 
 
@@ -63,9 +66,11 @@ def check_runtime(
     example_inputs: Sequence[Any] | None,
 ) -> Verdict:
     """torch's own `invoke_subgraph` runtime runs every subgraph of the transformed module and
-    returns what its body computes (CHK-17). Each subgraph goes through the runtime once, at its
-    first call on the first input set (torch's eager runtime retraces the body on every call:
-    once per subgraph keeps the check's cost that of the graph); a failure, or other numbers or
+    returns what its body computes (CHK-17). Each distinct call goes through the runtime once,
+    on the first input set: a subgraph's first call, unless an earlier call had a body of the
+    same structure (`reference.bodies.body_key`) and operands of the same metadata, which the
+    runtime treats alike (torch's eager runtime retraces the body on every call: once per
+    distinct call keeps the check's cost that of the graph); a failure, or other numbers or
     `requires_grad` flags than the body's, is torch's runtime's, and the verdict is Unknown."""
     if not any(n.target is INVOKE for n in transformed.graph.nodes):
         return Holds()
@@ -77,7 +82,8 @@ def check_runtime(
     label, inputs = found.sets[0]
     probe = _RuntimeProbe(module)
     try:
-        with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()):
+        with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()), \
+                one_thread():  # fmt: skip
             torch.manual_seed(SEED)
             probe.run(*[_clone(v) for v in inputs])
     except Exception as e:  # told, never raised
@@ -106,13 +112,15 @@ def _modules(
 
 
 class _RuntimeProbe(torch.fx.Interpreter):
-    """Runs a module; the first call of each subgraph goes through torch's runtime and is
-    compared with the body run directly, later calls run the body directly."""
+    """Runs a module; each distinct call (body structure, operand metadata) goes through
+    torch's runtime once and is compared with the body run directly; other calls run the body
+    directly."""
 
     def __init__(self, gm: torch.fx.GraphModule) -> None:
         super().__init__(gm)
         self.current: torch.fx.Node | None = None
-        self.seen: set[str] = set()
+        self.bodies: dict[str, Hashable] = {}  # subgraph identifier -> its body's structure
+        self.seen: set[Hashable] = set()  # (body structure, operand metadata) already probed
         self.problem = ""
 
     def run_node(self, n: torch.fx.Node) -> Any:
@@ -124,9 +132,12 @@ class _RuntimeProbe(torch.fx.Interpreter):
             return super().call_function(target, args, kwargs)
         body, identifier, *operands = args
         direct = tuple(body(*[_clone(o) for o in operands]))
-        if identifier in self.seen or self.problem:
+        if identifier not in self.bodies:
+            self.bodies[identifier] = body_key(body)
+        probe = (self.bodies[identifier], tuple(_operand_form(o) for o in operands))
+        if probe in self.seen or self.problem:
             return direct
-        self.seen.add(identifier)
+        self.seen.add(probe)
         try:
             ran = tuple(INVOKE(body, identifier, *operands))
         except Exception as e:  # torch's runtime failed: the verdict names it
@@ -167,21 +178,23 @@ def compare_runs(
 def _run(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> Run | str:
     """(output leaves, inputs after the call), or the exception's one-line description.
 
-    One intra-op thread: reductions add in one order, and tiny ops do not wait on busy cores.
     fx prints a failing module's generated code to stderr; the witness keeps one line instead.
     """
     clones = [_clone(v) for v in inputs]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()):
             torch.manual_seed(SEED)
             result = gm(*clones)
     except Exception as e:  # the module under test failed: report, never raise
         return describe(e)
-    finally:
-        torch.set_num_threads(threads)
     return list(tree_leaves(result)), clones
+
+
+def _operand_form(value: Any) -> Hashable:
+    """What the runtime sees of an operand besides its values."""
+    if isinstance(value, torch.Tensor):
+        return (value.dtype, tuple(value.shape), value.stride(), value.device, value.requires_grad)
+    return (type(value).__qualname__, repr(value))
 
 
 def _clone(value: Any) -> Any:

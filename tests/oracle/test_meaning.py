@@ -12,7 +12,8 @@ import torch
 import torch.fx
 from torch.fx.node import Argument
 
-from checker.oracle.meaning import Interner, meaning
+from checker.oracle.fuzz_tasks import diff_task
+from checker.oracle.meaning import Interner, Malformed, meaning
 
 Node = torch.fx.Node
 
@@ -84,3 +85,21 @@ def test_dif3_global_state_counts_by_value() -> None:
     redundant = _graph([("off", grad, (False,)), ("off2", grad, (False,)), ("s", torch.sin, ("x",)),
                         ("on", grad, (True,)), ("o", operator.add, ("s", "y"))])  # fmt: skip
     assert _same(inside, redundant)
+
+
+@pytest.mark.spec("DIF-3")
+def test_dif3_a_subgraph_reading_its_caller_s_node_is_malformed() -> None:
+    """torch 2.13's pass on a region whose `view(t, size)` reads a `size` tuple left outside
+    (random model 0/58) builds a subgraph that uses the caller's node: it means nothing, so the
+    meaning form says `Malformed` and the judge blames the side that built it (not fxoracle)."""
+    caller = _graph([("size", "size", ("x",)), ("t", operator.add, ("x", "y"))])
+    size = next(n for n in caller.graph.nodes if n.name == "size")
+    body = torch.fx.Graph()
+    t = body.placeholder("t")
+    body.output(body.call_method("view", (t, size)))
+    caller.add_submodule("subgraph_0", torch.fx.GraphModule(torch.nn.Module(), body))
+    with pytest.raises(Malformed, match="size is used where it is not defined"):
+        meaning(torch.fx.GraphModule(caller, body), Interner())
+    outcome = diff_task(0, 58, "torch")
+    blamed = {d.signature().rsplit("/", 1)[0] for d in outcome.divergences}
+    assert "dedup/graph/torch" in blamed and not any("oracle-error" in b for b in blamed)

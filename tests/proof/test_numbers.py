@@ -7,9 +7,11 @@ import pytest
 import torch
 import torch.fx
 
+from checker.bench.blocks import feed, repeated_segments
 from checker.proof.check import check_transformation
 from checker.proof.inline_calls import inline_calls
-from checker.proof.numbers import differ, tolerance
+from checker.proof.number_inputs import input_sets
+from checker.proof.numbers import _RuntimeProbe, differ, tolerance
 from checker.proof.report import NUMBERS, RUNTIME, WELL_FORMED
 from checker.proof.verdict import Holds, Unknown, Violated
 from reference.capture import Capture, capture
@@ -17,6 +19,7 @@ from reference.dedup import deduplicate
 from reference.graph_copy import copy_graph_module
 from reference.names import INVOKE
 from reference.torch_version import TORCH
+from reference.tracker import GraphRegionTracker
 
 
 def masked(t: torch.Tensor) -> torch.Tensor:
@@ -106,3 +109,25 @@ def test_chk16_tolerance_scales_with_magnitude() -> None:
     assert tolerance(small) == (1.3e-6, 1e-5)  # magnitude below 1: the default atol
     assert tolerance(torch.arange(3)) == (0.0, 0.0)  # integers: exact
     assert differ(torch.arange(3), torch.arange(3) + 1) is not None
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_runtime_once_per_distinct_call() -> None:
+    """Subgraphs of one structure, called with operands of one metadata, go through torch's
+    runtime once (it retraces on every call); a subgraph of another structure goes through it
+    too, and so does the same body called on other metadata."""
+    bg = repeated_segments(3, 4)
+    tracker = GraphRegionTracker()
+    feed(tracker, bg)
+    gm = torch.fx.GraphModule(torch.nn.Module(), bg.graph)
+    original = copy_graph_module(gm).gm
+    assert len(deduplicate(gm, tracker).subgraphs) == 3
+    inputs = input_sets(original, None).sets[0][1]
+    probe = _RuntimeProbe(gm)
+    probe.run(*inputs)
+    assert (len(probe.bodies), len(probe.seen), probe.problem) == (3, 1, "")
+    original2, transformed2, c = _pair()
+    probe2 = _RuntimeProbe(transformed2)
+    probe2.run(*c.example_inputs)
+    assert (len(probe2.bodies), len(probe2.seen)) == (2, 2)  # two structures, one call each
+    assert check_transformation(original2, transformed2, c.example_inputs).ok

@@ -25,19 +25,24 @@ from checker.bench.blocks import (
     nodes_per_block,
     repeated_blocks,
 )
-from checker.bench.regions import Measure, Row, Target, exponent
+from checker.bench.regions import Measure, Row, Target, exponent, targets
 from checker.cli import main
 from reference.errors import FxOracleError
-from reference.tracker import GraphRegionTracker
+from reference.tracker import GraphRegionTracker, track_graph
 
 Names = list[list[list[str]]]
 
 
 def _ours(bg: BlockGraph) -> Names:
+    """The reference's regions, keyed live; offline keying (what the bench times) finds the
+    same ones from the nodes' stack traces (TRK-10, TRK-13)."""
     tracker = GraphRegionTracker()
     feed(tracker, bg)
     assert tracker.untracked == {}
-    return [[[n.name for n in r] for r in g] for g in tracker.get_identical_regions(bg.graph)]
+    live = [[[n.name for n in r] for r in g] for g in tracker.get_identical_regions(bg.graph)]
+    offline = track_graph(bg.graph).get_identical_regions(bg.graph)
+    assert [[[n.name for n in r] for r in g] for g in offline] == live
+    return live
 
 
 def _torch(bg: BlockGraph) -> Names:
@@ -110,8 +115,10 @@ def test_generator_bad_arguments() -> None:
 
 
 def _row(nodes: int, seconds: float, torch_seconds: float | None = None) -> Row:
-    ref = Measure(seconds, 1.0, ((("a", "b"), ("c", "d")),))
-    theirs = None if torch_seconds is None else Measure(torch_seconds, 9.0, ref.groups)
+    ref = Measure(seconds, seconds, 1.0, ((("a", "b"), ("c", "d")),))
+    theirs = (
+        None if torch_seconds is None else Measure(torch_seconds, torch_seconds, 9.0, ref.groups)
+    )
     return Row(nodes, nodes // 10, ref, theirs)
 
 
@@ -119,7 +126,9 @@ def test_exponent_and_targets() -> None:
     rows = [_row(1000, 0.01, 0.5), _row(4000, 0.04), _row(16000, 0.32)]
     assert exponent(rows) == pytest.approx(math.log(32) / math.log(16))
     assert exponent(rows[:1]) is None
-    assert rows[0].ratio == pytest.approx(50.0)
+    assert rows[0].ratio == pytest.approx(50.0) and rows[0].total_ratio == pytest.approx(50.0)
+    assert rows[2].ref.total_s == pytest.approx(0.64)
+    assert [t.verdict for t in targets(rows)] == ["PASS", "FAIL", "FAIL", "PASS"]
     assert (rows[0].same, rows[1].ratio, rows[1].same) == (True, None, None)
     assert Target("s", 50.0, 10.0, at_least=True).verdict == "PASS"
     assert Target("e", 1.25, 1.2, at_least=False).verdict == "FAIL"
@@ -128,7 +137,8 @@ def test_exponent_and_targets() -> None:
 
 def test_bench_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench.json"
-    assert main(["bench", "--sizes", "300", "--repeat", "1", "--json", str(out)]) == 0
+    assert main(["bench", "--sizes", "300", "--repeat", "1", "--json", str(out),
+                 "--campaign-models", "0"]) == 0  # fmt: skip
     data = json.loads(out.read_text())
     assert set(data) == {"kind", "repeat", "exponent", "rows", "targets"}
     assert (data["kind"], data["repeat"], data["exponent"]) == ("transformer", 1, None)
@@ -136,21 +146,24 @@ def test_bench_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert set(row) == {
         "nodes",
         "blocks",
+        "ref_key_seconds",
         "ref_seconds",
         "ref_peak_mb",
+        "torch_key_seconds",
         "torch_seconds",
         "torch_peak_mb",
         "ratio",
+        "total_ratio",
         "groups",
         "regions",
         "same_groups",
     }
     assert (row["nodes"], row["blocks"], row["groups"], row["regions"]) == (308, 9, 1, 9)
     assert row["same_groups"] is True and row["torch_seconds"] is not None
-    assert [t["verdict"] for t in data["targets"]][1] == "N/A"  # one size: no exponent
+    assert [t["verdict"] for t in data["targets"]][2] == "N/A"  # one size: no exponent
     assert set(data["targets"][0]) == {"name", "value", "bound", "at_least", "verdict"}
     printed = capsys.readouterr().out
-    assert "torch/ref" in printed and "speedup over torch" in printed
+    assert "torch/ref" in printed and "region finding speedup over torch" in printed
     assert "dedup scaling" not in printed and "dedup s" in printed  # one size: no exponent
 
 

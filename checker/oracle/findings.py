@@ -1,0 +1,86 @@
+"""A fuzz campaign's record: models seen, divergences by blamed side, and the first model of
+every signature, recorded in index order (spec chapter 08, DIF-9, DIF-13).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checker.io.reports import write_atomically
+from checker.oracle.divergence import Divergence
+from checker.oracle.fuzz_tasks import Outcome, ReproFile
+from reference.torch_version import TORCH
+
+Progress = Callable[["Campaign", bool], None]  # (campaign so far, final)
+
+
+@dataclass(slots=True)
+class Campaign:
+    """What a campaign has seen so far: models, divergences by blamed side, findings."""
+
+    seed: int
+    against: str
+    models: int = 0
+    diverging: int = 0
+    by_wrong: dict[str, int] = field(default_factory=dict)
+    findings: dict[str, dict[str, object]] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+
+    def record(self, outcome: Outcome) -> list[tuple[int, Divergence]]:
+        """Count `outcome`, which must be model `self.models` (DIF-13: in index order), and
+        keep the first model of every new signature. Returns the new signatures that blame a
+        side, with the model's index: those a repro is made for."""
+        assert outcome.index == self.models, f"DIF-13: model {outcome.index} out of order"
+        self.models += 1
+        self.diverging += bool(outcome.divergences)
+        new: list[tuple[int, Divergence]] = []
+        for d in outcome.divergences:
+            self.by_wrong[d.wrong] = self.by_wrong.get(d.wrong, 0) + 1
+            key = d.signature()
+            if key in self.findings:
+                count = self.findings[key]["count"]
+                self.findings[key]["count"] = int(count) + 1 if isinstance(count, int) else 1
+                continue
+            self.findings[key] = {"signature": key, "count": 1, "graph": outcome.name,
+                                  "divergence": d.to_json(), "source": outcome.source,
+                                  "repro": None, "fails": d.fails}  # fmt: skip
+            if d.blame.blames_a_side:
+                new.append((outcome.index, d))
+        return new
+
+    def keep_repro(self, repro: ReproFile, repro_dir: Path) -> None:
+        """Write `repro` into `repro_dir` and name it in its finding."""
+        path = repro_dir / repro.name
+        repro_dir.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, repro.text)
+        self.findings[repro.signature]["repro"] = str(path)
+
+    @property
+    def fxoracle_bugs(self) -> list[str]:
+        """Signatures that are fxoracle's own bugs: oracle errors, the reference blamed."""
+        return sorted(
+            k for k, f in self.findings.items() if "/oracle-error/" in k or "/reference/" in k
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "seed": self.seed,
+            "against": self.against,
+            "torch": TORCH.version,
+            "models": self.models,
+            "diverging_models": self.diverging,
+            "elapsed_s": round(time.monotonic() - self.started, 1),
+            "by_wrong": dict(sorted(self.by_wrong.items())),
+            "findings": [self.findings[k] for k in sorted(self.findings)],
+        }
+
+    def progress(self) -> str:
+        elapsed = time.monotonic() - self.started
+        wrong = ", ".join(f"{k} {v}" for k, v in sorted(self.by_wrong.items())) or "none"
+        rate = elapsed / self.models if self.models else 0.0
+        return (f"[{int(elapsed) // 60:3d}:{int(elapsed) % 60:02d}] {self.models} models, "
+                f"{self.diverging} diverge | wrong: {wrong} | {len(self.findings)} signatures"
+                f" | {rate:.1f} s/model")  # fmt: skip

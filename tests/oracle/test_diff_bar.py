@@ -1,0 +1,33 @@
+"""The progress bar of a multi-model `fxoracle diff` (spec chapter 08)."""
+
+from __future__ import annotations
+
+import io
+
+from checker.io.model_file import load_model_file
+from checker.oracle.diff import run_diff
+from checker.oracle.diff_bar import DiffBar
+from tests.support.paths import CORPUS
+
+
+def test_the_bar_counts_models_divergences_and_failures() -> None:
+    """One bar step per model; the postfix names the last model and counts the models that
+    diverge and those that fail (a side blamed: B1 is torch's bug)."""
+    models = [
+        load_model_file(CORPUS / f"{stem}.py")
+        for stem in ("t01_single_region_group", "b1_float_constants")
+    ]
+    out = io.StringIO()
+    with DiffBar(out, enabled=True) as bar:
+        report = run_diff(models, "torch", "tracker", progress=bar)
+    shown = out.getvalue()
+    assert "/2 [" in shown and "b1_float_constants.py diverge=1 fail=1" in shown, shown
+    assert [g.agree for g in report.graphs] == [True, False]
+
+
+def test_no_bar_off_a_terminal() -> None:
+    out = io.StringIO()
+    model = load_model_file(CORPUS / "t01_single_region_group.py")
+    with DiffBar(out) as bar:  # a StringIO is no terminal
+        run_diff([model], "torch", "tracker", progress=bar)
+    assert out.getvalue() == ""
