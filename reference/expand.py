@@ -18,6 +18,7 @@ import heapq
 from collections import deque
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import cast
 
 from reference.model import BucketId, GraphView, NodeIndex
 
@@ -103,14 +104,13 @@ class RegionGrowth:
         self.queue: deque[NodeIndex] = deque(view.args[root])
         self.ancestors = AncestorSearch(view, root)
 
-    def pop(self) -> NodeIndex | None:
-        return self.queue.popleft() if self.queue else None
-
     def creates_cycle(self, n: NodeIndex) -> bool:
         """EXP-8: n's users outside the region must not lead back into it."""
-        return any(
-            u not in self.members and self.ancestors.is_ancestor(u) for u in self.view.users[n]
-        )
+        members, ancestors = self.members, self.ancestors
+        for u in self.view.users[n]:  # noqa: SIM110 (no generator on the hot path)
+            if u not in members and ancestors.is_ancestor(u):
+                return True
+        return False
 
     def add(self, n: NodeIndex) -> None:
         self.nodes.append(n)
@@ -139,14 +139,16 @@ def _expand_group(view: GraphView, bucket: BucketId, claimed: set[NodeIndex]) ->
     claimed.update(roots)  # EXP-4: a root cannot join another region of its own group
     growths = [RegionGrowth(view, r) for r in roots]
     steps: list[Step] = []
-    while growths[0].queue:
-        candidates = tuple(g.pop() for g in growths)
+    queues = [g.queue for g in growths]
+    while queues[0]:
+        candidates = tuple([q.popleft() if q else None for q in queues])
         refused = _first_refusal(view, growths, candidates, claimed)
         if refused is None:
-            for g, c in zip(growths, candidates, strict=True):
-                assert c is not None, "EXP-3: an accepted step has a candidate per region"
+            assert None not in candidates, "EXP-3: an accepted step has a candidate per region"
+            present = cast("tuple[NodeIndex, ...]", candidates)
+            for g, c in zip(growths, present, strict=True):
                 g.add(c)
-                claimed.add(c)
+            claimed.update(present)
         steps.append(Step(candidates, *(refused or (None, None))))
     regions = _in_reference_order([g.nodes for g in growths])
     if len(regions[0]) == 1:
@@ -165,6 +167,10 @@ def _first_refusal(
     assert c0 is not None, "EXP-3: region 0 drives the steps"
     if growths[0].creates_cycle(c0):
         return 0, Reason.CYCLE
+    if _only_cycles_can_refuse(view, candidates, claimed):
+        present = cast("tuple[NodeIndex, ...]", candidates)
+        cyclic = (k for k in range(1, len(growths)) if growths[k].creates_cycle(present[k]))
+        return next(((k, Reason.CYCLE) for k in cyclic), None)
     seen: set[NodeIndex] = set()
     for k, c in enumerate(candidates):
         reason = _refusal(view, growths[k], c, c0, k, seen, claimed)
@@ -173,6 +179,26 @@ def _first_refusal(
         assert c is not None
         seen.add(c)
     return None
+
+
+_INPUT_OPS = frozenset({"placeholder", "get_attr"})
+
+
+def _only_cycles_can_refuse(
+    view: GraphView, candidates: tuple[NodeIndex | None, ...], claimed: set[NodeIndex]
+) -> bool:
+    """Whether every candidate passes every test of `_refusal` but the cycle test, checked for
+    the whole step at once (the common case: the regions grow). A region's members are all
+    claimed while the group grows, so an unclaimed candidate is no revisit (EXP-4)."""
+    if None in candidates or not claimed.isdisjoint(candidates):
+        return False
+    present = cast("tuple[NodeIndex, ...]", candidates)
+    if len(set(present)) < len(present) or not _INPUT_OPS.isdisjoint(
+        map(view.ops.__getitem__, present)
+    ):
+        return False
+    buckets = set(map(view.bucket.__getitem__, present))
+    return len(buckets) == 1 and None not in buckets
 
 
 def _refusal(

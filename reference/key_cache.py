@@ -3,19 +3,24 @@ TRK-13).
 
 `track_graph` keys a graph whose metadata no longer changes, so a node's argument key is the
 same for every user of the node: `KeyCache` describes each node's example value once, and each
-distinct dense tensor layout (dtype, sizes, strides, device, grad and view flags) once. The keys
-are equal to `keys.node_key`'s, value for value; only the work is shared. Live tracking does not
+distinct dense tensor layout (dtype, sizes, strides, device, grad and view flags) once. Every
+distinct description, call site and global state is interned to a small integer, so a node's
+key is first a `RawKey`, a tuple of integers and strings that Python hashes without calling
+back into Python code; the readable `NodeKey` is built once per distinct raw key. The keys are
+equal to `keys.node_key`'s, value for value; only the work is shared. Live tracking does not
 use it: there, an in-place op may still change a value's metadata (`t_()`) after it was read.
 This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
 
 import torch
 import torch.fx
+from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.keys import (
     ArgKey,
@@ -26,74 +31,197 @@ from reference.keys import (
     NodeKey,
     TensorMeta,
     call_site_from_stack_trace,
-    example_value,
-    node_key,
     tensor_meta,
     value_key,
 )
-from reference.mutation import WRITING_KWARGS, mutated_positions, target_may_write
+from reference.mutation import WRITING_KWARGS, target_may_write
 from reference.names import qualified_name
 
 Node = torch.fx.Node
 Target = Any  # an fx node's target: a string, a callable or an op overload (all hashable)
-_PLAIN_CONSTANTS = frozenset({int, float, bool, str, type(None)})
+# Constant types whose equal values have equal reprs (not float: 0.0 == -0.0).
+_EXACT_CONSTANTS = frozenset({int, bool, str, type(None)})
 RawMeta = tuple[object, ...]  # what a dense, non-symbolic tensor's `TensorMeta` is computed from
+# (global state id, call site id, op, target name, kwarg names, arg ids, kwarg ids)
+RawKey = tuple[int, int, str, str, tuple[str, ...], tuple[int, ...], tuple[int, ...]]
+H = TypeVar("H", bound=Hashable)
+T = TypeVar("T")
+
+
+class Interner(Generic[H]):
+    """Equal values get one small integer; `values[i]` is the value of integer `i`."""
+
+    def __init__(self) -> None:
+        self._ids: dict[H, int] = {}
+        self.values: list[H] = []
+
+    def id_of(self, value: H) -> int:
+        found = self._ids.get(value)
+        if found is None:
+            found = self._ids[value] = len(self.values)
+            self.values.append(value)
+        return found
 
 
 class KeyCache:
     """Keys of one graph's nodes, sharing each value's description between its users (TRK-13)."""
 
     def __init__(self) -> None:
-        self._described: dict[Node, ArgKey] = {}
-        self._metas: dict[RawMeta, TensorMeta] = {}
+        self._args: Interner[ArgKey] = Interner()
+        self._states: Interner[GlobalState] = Interner()
+        self._sites: Interner[CallSite | None] = Interner()
+        self._node_ids: dict[Node, int] = {}
+        self._const_ids: dict[tuple[type, object], int] = {}
+        self._layout_ids: dict[RawMeta, int] = {}
+        self._trace_ids: dict[str | None, int] = {}
         self._names: dict[Target, str] = {}
         self._writers: dict[Target, bool] = {}
-        self._sites: dict[str | None, CallSite | None] = {}
+        self._direct: dict[type, bool] = {_FAKE: True, torch.Tensor: True}
+        self._outside_enabled: bool | None = None  # set while `reading()`
 
-    def call_site(self, stack_trace: str | None) -> CallSite | None:
-        """`keys.call_site_from_stack_trace(stack_trace)`, parsed once per distinct trace."""
-        return _memo(self._sites, stack_trace, call_site_from_stack_trace)
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Subclass `__torch_function__` off while keys are built: FakeTensor's is torch's no-op,
+        yet each metadata read would look it up. Tensors of a subclass with a real one are read
+        with it on again, as outside (`_tensor_id`), so no key changes."""
+        self._outside_enabled = torch._C._is_torch_function_enabled()
+        try:
+            with torch._C.DisableTorchFunctionSubclass():
+                yield
+        finally:
+            self._outside_enabled = None
 
-    def node_key(self, node: Node, state: GlobalState, site: CallSite | None) -> NodeKey:
-        """`keys.node_key(node, state, site)`, from shared descriptions."""
-        return node_key(node, state, site, self.arg_key, self._name(node.target))
+    def state_id(self, state: GlobalState) -> int:
+        return self._states.id_of(state)
 
-    def mutated_positions(self, node: Node) -> tuple[int, ...]:
-        """`mutation.mutated_positions(node)`; a target that never writes is asked once."""
-        writer = _memo(self._writers, node.target, target_may_write)
-        if not writer and WRITING_KWARGS.isdisjoint(node.kwargs):
-            return ()
-        return mutated_positions(node)
+    def site_id(self, stack_trace: str | None) -> int:
+        """The interned `keys.call_site_from_stack_trace(stack_trace)`, parsed once per trace."""
+        found = self._trace_ids.get(stack_trace)
+        if found is None:
+            site = call_site_from_stack_trace(stack_trace)
+            found = self._trace_ids[stack_trace] = self._sites.id_of(site)
+        return found
+
+    def raw_key(self, node: Node, state_id: int) -> RawKey:
+        """`node`'s key as integers, its call site from its `stack_trace`; raises `Unkeyable`
+        as `keys.node_key` does. The hot path of offline keying: memo hits are read inline."""
+        meta = node.meta
+        value = meta.get("example_value", meta.get("val"))  # `keys.example_value`
+        if type(value) is _FAKE:  # described now, so that its users find it in `_node_ids`
+            self._node_ids[node] = self._tensor_id(value)
+        site = self._trace_ids.get(meta.get("stack_trace"))
+        if site is None:
+            site = self.site_id(meta.get("stack_trace"))
+        try:
+            name = self._names[node.target]
+        except (KeyError, TypeError):  # not seen yet, or unhashable
+            name = _memo(self._names, node.target, qualified_name)
+        args = tuple(map(self._arg_id, node.args))
+        kwargs = node.kwargs
+        if not kwargs:
+            return (state_id, site, node.op, name, (), args, ())
+        names = tuple(sorted(kwargs))
+        kwarg_ids = tuple(self._arg_id(kwargs[n]) for n in names)
+        return (state_id, site, node.op, name, names, args, kwarg_ids)
+
+    def node_key(self, raw: RawKey) -> NodeKey:
+        """The readable key of a raw key: `keys.node_key`'s value for the node."""
+        state, site, op, name, names, args, kwargs = raw
+        v = self._args.values
+        return NodeKey(self._states.values[state], self._sites.values[site], op, name, names,
+                       tuple(v[i] for i in args), tuple(v[i] for i in kwargs))  # fmt: skip
+
+    def may_write(self, node: Node) -> bool:
+        """False when `mutation.mutated_positions(node)` is surely `()`; a target is asked once."""
+        try:
+            writer = self._writers[node.target]
+        except (KeyError, TypeError):  # not seen yet, or unhashable
+            writer = _memo(self._writers, node.target, target_may_write)
+        return writer or not WRITING_KWARGS.isdisjoint(node.kwargs)
 
     def arg_key(self, arg: Any) -> ArgKey:
         """`keys.arg_key(arg)`; a node's description is computed on its first use only."""
-        if type(arg) in _PLAIN_CONSTANTS:
-            return Const(type(arg).__name__, repr(arg))  # `keys.constant_key`'s first case
-        if not isinstance(arg, Node):
-            return value_key(arg, self.arg_key, self.tensor_meta)
-        found = self._described.get(arg)
-        if found is None:
-            value = example_value(arg)
-            found = Missing() if value is None else value_key(value, None, self.tensor_meta)
-            self._described[arg] = found
-        return found
-
-    def _name(self, target: Target) -> str:
-        return _memo(self._names, target, qualified_name)
+        return self._args.values[self._arg_id(arg)]
 
     def tensor_meta(self, t: torch.Tensor) -> TensorMeta:
         """`keys.tensor_meta(t)`, computed once per distinct dense layout."""
-        if t.layout != torch.strided or t._has_symbolic_sizes_strides:
-            return tensor_meta(t)
-        raw: RawMeta = (t.dtype, t.shape, t.stride(), t.device, t.requires_grad,
-                        t.is_quantized, t.is_conj(), t.is_neg(), t.is_inference())  # fmt: skip
-        found = self._metas.get(raw)
+        meta = self._args.values[self._tensor_id(t)]
+        assert isinstance(meta, TensorMeta), "TRK-13: a tensor's id names its TensorMeta"
+        return meta
+
+    def _arg_id(self, arg: Any) -> int:
+        kind = type(arg)
+        if kind is Node:
+            found = self._node_ids.get(arg)
+            return self._describe(arg) if found is None else found
+        if kind in _EXACT_CONSTANTS:
+            found = self._const_ids.get((kind, arg))
+            if found is None:  # `keys.constant_key`'s first case
+                constant = Const(kind.__name__, repr(arg))
+                found = self._const_ids[(kind, arg)] = self._args.id_of(constant)
+            return found
+        if isinstance(arg, Node):
+            return self._describe(arg)
+        return self._args.id_of(value_key(arg, self.arg_key, self.tensor_meta))
+
+    def _describe(self, node: Node) -> int:
+        """The id of `node`'s example value's description, computed once."""
+        found = self._node_ids.get(node)
         if found is None:
-            found = self._metas[raw] = tensor_meta(t)
+            meta = node.meta
+            value = meta.get("example_value", meta.get("val"))  # `keys.example_value`
+            if isinstance(value, torch.Tensor):
+                found = self._tensor_id(value)
+            elif value is None:
+                found = self._args.id_of(Missing())
+            else:
+                found = self._args.id_of(self._value_key(value))
+            self._node_ids[node] = found
         return found
 
+    def _value_key(self, value: Any) -> ArgKey:
+        """`keys.value_key(value)`, its tensors described once per layout."""
+        return value_key(value, self._value_key, self.tensor_meta)
 
-T = TypeVar("T")
+    def _tensor_id(self, t: torch.Tensor) -> int:
+        kind = type(t)
+        if kind is not _FAKE and not _memo(self._direct, kind, _reads_directly):
+            return self._args.id_of(self._meta_as_outside(t))
+        if t.layout is not _STRIDED or t._has_symbolic_sizes_strides:
+            return self._args.id_of(tensor_meta(t))
+        dtype = t.dtype
+        flags = None if dtype in _NEITHER_CONJ_NOR_QUANTIZED else (t.is_quantized, t.is_conj())
+        raw: RawMeta = (dtype, t.shape, t.stride(), t.device, t.requires_grad,
+                        t.is_neg(), t.is_inference(), flags)  # fmt: skip
+        found = self._layout_ids.get(raw)
+        if found is None:
+            found = self._layout_ids[raw] = self._args.id_of(tensor_meta(t))
+        return found
+
+    def _meta_as_outside(self, t: torch.Tensor) -> TensorMeta:
+        """`keys.tensor_meta(t)` with `__torch_function__` as it was outside `reading()`."""
+        if self._outside_enabled:
+            with torch._C._EnableTorchFunction():
+                return tensor_meta(t)
+        return tensor_meta(t)
+
+
+def _reads_directly(kind: type) -> bool:
+    """Whether metadata reads of a `kind` tensor mean the same with subclass `__torch_function__`
+    off: a plain tensor, or a subclass whose `__torch_function__` is torch's no-op."""
+    return kind is torch.Tensor or (
+        getattr(kind, "__torch_function__", None) is torch._C._disabled_torch_function_impl
+    )
+
+
+_FAKE = FakeTensor
+_STRIDED = torch.strided
+# Real, unquantized dtypes: torch sets the conjugate bit on complex tensors only (c10 asserts
+# it) and quantized tensors have quantized dtypes, so tensors of these dtypes have neither flag.
+_NEITHER_CONJ_NOR_QUANTIZED = frozenset(
+    {d for d in vars(torch).values() if isinstance(d, torch.dtype) and d.is_floating_point}
+    | {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64}
+)
 
 
 def _memo(memo: dict[Target, T], target: Target, compute: Callable[[Target], T]) -> T:

@@ -8,9 +8,9 @@ property-tested on hand-made views without tracing a model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NewType
+from typing import NewType, cast
 
 import torch.fx
 
@@ -51,56 +51,86 @@ def make_view(
     Raises `FxOracleError` when an argument does not precede its user (the graph is not in
     topological order, so positions are not ranks).
     """
-    users: list[list[NodeIndex]] = [[] for _ in names]
-    for i, node_args in enumerate(args):
+    bucket: list[int | None] = [None] * len(names)
+    if same is None:
+        same = {m: b for b, members in enumerate(buckets) for m in members}
+    for m, b in same.items():
+        bucket[m] = b
+    return _assemble(names, ops, args, buckets, bucket)
+
+
+def _assemble(
+    names: tuple[str, ...],
+    ops: tuple[str, ...],
+    args: tuple[tuple[NodeIndex, ...], ...],
+    buckets: tuple[tuple[NodeIndex, ...], ...],
+    bucket: list[int | None],
+) -> GraphView:
+    """The view, with each node's users derived from the arguments (checked to come first)."""
+    users: list[list[int]] = [[] for _ in names]
+    for i, node_args in enumerate(cast("Sequence[tuple[int, ...]]", args)):
         for a in node_args:
             if a >= i:
                 raise FxOracleError(
                     f"graph is not topologically sorted: {names[i]} uses {names[a]}, "
                     "which comes after it"
                 )
-            users[a].append(NodeIndex(i))
-    bucket: list[BucketId | None] = [None] * len(names)
-    if same is None:
-        same = {m: b for b, members in enumerate(buckets) for m in members}
-    for m, b in same.items():
-        bucket[m] = BucketId(b)
+            users[a].append(i)
     return GraphView(
-        names, ops, args, tuple(tuple(u) for u in users), tuple(bucket), tuple(buckets)
+        names,
+        ops,
+        args,
+        cast("tuple[tuple[NodeIndex, ...], ...]", tuple(map(tuple, users))),
+        cast("tuple[BucketId | None, ...]", tuple(bucket)),
+        buckets,
     )
 
 
 def view_of_graph(
     graph: torch.fx.Graph,
     buckets: Iterable[Sequence[torch.fx.Node]],
-    same: Mapping[torch.fx.Node, int] | None = None,
+    excluded: Collection[torch.fx.Node] = frozenset(),
 ) -> tuple[GraphView, list[torch.fx.Node]]:
-    """The view of `graph` with `buckets` (each: members in tracking order) and, if given,
-    `same` (the bucket each node counts as while regions grow, by position in `buckets`).
+    """The view of `graph` with `buckets` (each: members in tracking order); an `excluded` member
+    counts as identical to no other node while regions grow (TRK-12).
 
     Members that are no longer in the graph are dropped. Returns the view and the nodes by index.
     """
     nodes = list(graph.nodes)
-    index = {n: NodeIndex(i) for i, n in enumerate(nodes)}
-    args = tuple(tuple(_position(index, n, a) for a in unique_node_args(n)) for n in nodes)
-    kept = [tuple(index[m] for m in members if m in index) for members in buckets]
-    renumber = {b: k for k, b in enumerate(b for b, members in enumerate(kept) if members)}
-    positions = None
-    if same is not None:
-        positions = {index[n]: renumber[b] for n, b in same.items() if n in index and b in renumber}
-    view = make_view(
-        tuple(n.name for n in nodes),
-        tuple(n.op for n in nodes),
-        args,
-        tuple(b for b in kept if b),
-        positions,
-    )
+    index = cast("dict[torch.fx.Node, NodeIndex]", dict(zip(nodes, range(len(nodes)), strict=True)))
+    position = index.get
+    kept: list[tuple[NodeIndex, ...]] = []
+    bucket: list[int | None] = [None] * len(nodes)
+    found: tuple[NodeIndex, ...]
+    for members in buckets:
+        if len(members) == 1:  # most buckets: no list to build
+            only = position(members[0])
+            found = () if only is None else (only,)
+        else:
+            found = tuple([p for p in map(position, members) if p is not None])
+        if found:
+            for p in found:
+                bucket[p] = len(kept)
+            kept.append(found)
+    for out in map(position, excluded):
+        if out is not None:
+            bucket[out] = None
+    names = tuple([n.name for n in nodes])
+    view = _assemble(names, tuple([n.op for n in nodes]), _arg_positions(nodes, index),
+                     tuple(kept), bucket)  # fmt: skip
     return view, nodes
 
 
-def _position(
-    index: Mapping[torch.fx.Node, NodeIndex], user: torch.fx.Node, arg: torch.fx.Node
-) -> NodeIndex:
-    if arg not in index:
-        raise FxOracleError(f"node {user.name} uses {arg.name}, which is not in the graph")
-    return index[arg]
+def _arg_positions(
+    nodes: Sequence[torch.fx.Node], index: Mapping[torch.fx.Node, NodeIndex]
+) -> tuple[tuple[NodeIndex, ...], ...]:
+    """Each node's unique node arguments (`keys.unique_node_args`) as positions. fx keeps them
+    as the keys of `_input_nodes`, read here directly: this runs once per node per search."""
+    position = index.__getitem__
+    try:
+        return tuple([tuple(map(position, n._input_nodes)) for n in nodes])
+    except KeyError:
+        user, arg = next((n, a) for n in nodes for a in unique_node_args(n) if a not in index)
+        raise FxOracleError(
+            f"node {user.name} uses {arg.name}, which is not in the graph"
+        ) from None

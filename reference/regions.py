@@ -9,8 +9,8 @@ key-equal).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import torch.fx
@@ -26,15 +26,15 @@ class Buckets:
     """What region growth reads from a tracker (TRK-12).
 
     `groups` are the buckets of key-equal nodes in tracking order: each with two or more members
-    in the graph starts a region group. `same` says which nodes may stand at corresponding
-    positions while regions grow: two nodes are identical when both are in `same` with the same
-    bucket number. torch reads the first from `hash_to_duplicates` and the second from
-    `node_to_duplicates`, so a node removed from `node_to_duplicates` still starts a group but
-    never joins a region (upstream `test_tuple_inputs`).
+    in the graph starts a region group. While regions grow, two nodes are identical when they
+    are members of one bucket and neither is `excluded`. torch reads the first from
+    `hash_to_duplicates` and the second from `node_to_duplicates`, so a node removed from
+    `node_to_duplicates` still starts a group but never joins a region (upstream
+    `test_tuple_inputs`).
     """
 
     groups: tuple[tuple[Node, ...], ...]
-    same: Mapping[Node, int] = field(default_factory=dict)
+    excluded: frozenset[Node] = frozenset()
 
 
 class Tracked(Protocol):
@@ -70,7 +70,7 @@ class RegionSearch:
 
 def search_regions(graph: torch.fx.Graph, buckets: Buckets) -> RegionSearch:
     """Expand `buckets` over `graph` and keep every step (EXP-10)."""
-    view, nodes = view_of_graph(graph, buckets.groups, buckets.same)
+    view, nodes = view_of_graph(graph, buckets.groups, buckets.excluded)
     return RegionSearch(view, tuple(nodes), expand(view))
 
 

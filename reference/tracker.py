@@ -18,7 +18,7 @@ import torch
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
-from reference.key_cache import KeyCache
+from reference.key_cache import KeyCache, RawKey
 from reference.keys import (
     CallSite,
     GlobalState,
@@ -27,6 +27,7 @@ from reference.keys import (
     current_global_state,
     node_key,
 )
+from reference.mutation import mutated_positions
 from reference.regions import Buckets, find_identical_regions
 
 Node = torch.fx.Node
@@ -84,14 +85,10 @@ class GraphRegionTracker:
         """The buckets region growth reads (TRK-12): groups from `key_to_duplicates`; a node
         counts as its bucket's while regions grow only while `node_to_duplicates` maps it to
         that bucket, as torch's `_is_identical` reads it."""
-        groups = tuple(tuple(b) for b in self.key_to_duplicates.values())
-        same = {
-            n: k
-            for k, bucket in enumerate(self.key_to_duplicates.values())
-            for n in bucket
-            if self.node_to_duplicates.get(n) is bucket
-        }
-        return Buckets(groups, same)
+        buckets = self.key_to_duplicates.values()
+        in_bucket = self.node_to_duplicates.get
+        excluded = [n for bucket in buckets for n in bucket if in_bucket(n) is not bucket]
+        return Buckets(tuple(map(tuple, buckets)), frozenset(excluded))
 
     def remapped(self, nodes: Mapping[Node, Node]) -> GraphRegionTracker:
         """A tracker of a copy of the graph: every node replaced by `nodes[node]` (nodes not in
@@ -111,18 +108,21 @@ class GraphRegionTracker:
         return copy
 
     # -- shared --------------------------------------------------------------------------------
-    def track_with(
-        self, node: Node, state: GlobalState, site: CallSite | None, cache: KeyCache | None = None
-    ) -> None:
-        """Key `node` with the given state and call site and add it to its bucket; `cache`
-        shares descriptions between nodes when the graph's metadata is final (TRK-13)."""
+    def track_with(self, node: Node, state: GlobalState, site: CallSite | None) -> None:
+        """Key `node` with the given state and call site and add it to its bucket."""
         try:
-            keyed = node_key if cache is None else cache.node_key
-            key = keyed(node, state, site)
+            key = node_key(node, state, site)
         except Unkeyable as e:
             self.untracked[node] = str(e)
             return
-        bucket = self.key_to_duplicates.setdefault(key, [])
+        self.add_keyed(node, *self.bucket_of(key))
+
+    def bucket_of(self, key: NodeKey) -> tuple[NodeKey, list[Node]]:
+        """The bucket of `key` (new and empty if no node has it yet), with the key it is under."""
+        return key, self.key_to_duplicates.setdefault(key, [])
+
+    def add_keyed(self, node: Node, key: NodeKey, bucket: list[Node]) -> None:
+        """Record `node` as keyed `key`, in `bucket` (`bucket_of(key)`'s)."""
         bucket.append(node)
         self.node_to_key[node] = key
         self.node_to_duplicates[node] = bucket
@@ -143,23 +143,42 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
     cyclic garbage collector paused: keying allocates and frees nothing cyclic, and each of the
     collector's passes would walk every node and fake tensor of the graph again.
     """
-    with collector_paused():
-        return _track_all(graph)
+    cache = KeyCache()
+    with collector_paused(), cache.reading():
+        return _track_all(graph, cache)
 
 
-def _track_all(graph: torch.fx.Graph) -> GraphRegionTracker:
-    tracker, cache = GraphRegionTracker(), KeyCache()
+def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
+    tracker = GraphRegionTracker()
     state = current_global_state()
+    state_id = cache.state_id(state)
+    keyed: dict[RawKey, tuple[NodeKey, list[Node]]] = {}  # each distinct key's bucket
+    to_key, to_bucket = tracker.node_to_key, tracker.node_to_duplicates
     for node in graph.nodes:
         if node.op == "output":
             continue
-        if node.op == "call_function" and node.target is torch._C._set_grad_enabled:
+        if node.target is _SET_GRAD_ENABLED and node.op == "call_function":
             state = _with_grad(state, bool(node.args[0]))
-        site = cache.call_site(node.meta.get("stack_trace"))
-        tracker.track_with(node, state, site, cache)
-        for pos in cache.mutated_positions(node):
-            tracker.add_node_mutation(node, pos)
+            state_id = cache.state_id(state)
+        try:
+            raw = cache.raw_key(node, state_id)
+        except Unkeyable as e:
+            tracker.untracked[node] = str(e)
+        else:
+            found = keyed.get(raw)
+            if found is None:
+                found = keyed[raw] = tracker.bucket_of(cache.node_key(raw))
+            key, bucket = found
+            bucket.append(node)  # `add_keyed`, inline: this loop is offline keying's hot path
+            to_key[node] = key
+            to_bucket[node] = bucket
+        if cache.may_write(node):
+            for pos in mutated_positions(node):
+                tracker.add_node_mutation(node, pos)
     return tracker
+
+
+_SET_GRAD_ENABLED = torch._C._set_grad_enabled
 
 
 @contextmanager

@@ -36,7 +36,7 @@ Node = torch.fx.Node
 Groups = tuple[tuple[tuple[str, ...], ...], ...]  # (groups, regions, node names)
 Finder = Callable[[], list[list[list[Node]]]]
 
-SPEEDUP_MIN = 50.0  # torch / reference region finding at the largest size torch runs (~9.6k)
+SPEEDUP_MIN = 50.0  # torch / reference keying + region finding at the largest size torch runs
 TOTAL_S_MAX = 0.5  # reference keying + region finding at the largest size (~38k nodes)
 EXPONENT_MAX = 1.1  # reference keying + finding time ~ n^e from the smallest to the largest size
 PEAK_MB_MAX = 500.0  # reference peak at the largest size
@@ -180,8 +180,8 @@ def targets(rows: Sequence[Row]) -> list[Target]:
     first, last = rows[0], rows[-1]
     at = f"{vs.nodes if vs else '?'} nodes"
     return [
-        Target(f"region finding speedup over torch at {at} >= {SPEEDUP_MIN:g}x",
-               vs.ratio if vs else None, SPEEDUP_MIN, at_least=True),
+        Target(f"region finding (key + find) speedup over torch at {at} >= {SPEEDUP_MIN:g}x",
+               vs.total_ratio if vs else None, SPEEDUP_MIN, at_least=True),
         Target(f"reference keying + finding at {last.nodes} nodes <= {TOTAL_S_MAX:g} s",
                last.ref.total_s, TOTAL_S_MAX, at_least=False),
         Target(f"scaling exponent of keying + finding, {first.nodes} to {last.nodes} nodes "

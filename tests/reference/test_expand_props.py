@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import networkx as nx
 from hypothesis import given
 from hypothesis import strategies as st
@@ -89,3 +91,13 @@ def test_exp12_regions_are_ancestor_closed_paths(v: GraphView) -> None:
         for region in group:
             root = max(region)
             assert set(region) - {root} <= nx.ancestors(dag, root), "EXP-12"
+
+
+@given(graphs())
+def test_exp3_whole_step_check_agrees_with_per_candidate_refusals(v: GraphView) -> None:
+    """EXP-3: the step-wide test that lets a growing step skip the per-candidate refusals
+    (`_only_cycles_can_refuse`) changes no step, no refusal and no region."""
+    fast = expand(v)
+    with patch("reference.expand._only_cycles_can_refuse", return_value=False):
+        slow = expand(v)
+    assert fast == slow, "EXP-3: the fast path refused or accepted differently"

@@ -7,6 +7,7 @@ torch's own `extract_tensor_metadata`.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -143,3 +144,46 @@ def test_trk13_symbolic_sizes_as_canonical_strings() -> None:
     shapes = {a.shape for k in track_graph(c.gm.graph).node_to_key.values() for a in k.args
               if isinstance(a, TensorMeta)}  # fmt: skip
     assert any(not s.isdigit() for shape in shapes for s in shape), shapes
+
+
+class _GradReporting(torch.Tensor):
+    """A subclass whose `__torch_function__` is real: it says every instance requires grad."""
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if getattr(func, "__self__", None) is torch.Tensor.requires_grad:
+            return True
+        with torch._C.DisableTorchFunctionSubclass():
+            return func(*args, **(kwargs or {}))
+
+
+def _graph_of_values(*values: torch.Tensor) -> torch.fx.Graph:
+    """x_i placeholders holding `values`, each used by a `torch.neg` node."""
+    graph = torch.fx.Graph()
+    for i, value in enumerate(values):
+        x = graph.placeholder(f"x{i}")
+        x.meta["example_value"] = value
+        graph.call_function(torch.neg, (x,))
+    return graph
+
+
+@pytest.mark.parametrize("outside", ["enabled", "subclasses off", "all off"])
+def test_trk13_subclass_torch_function_read_as_outside(outside: str) -> None:
+    """Keys are built with subclass `__torch_function__` off (FakeTensor's is a no-op that
+    every read would look up); a tensor whose subclass has a real one is still read through
+    it, as the plain path reads it under whatever state the caller has."""
+    liar = torch.randn(3).as_subclass(_GradReporting)
+    graph = _graph_of_values(liar, torch.randn(3))
+    contexts: dict[str, contextlib.AbstractContextManager[object]] = {
+        "enabled": contextlib.nullcontext(),
+        "subclasses off": torch._C.DisableTorchFunctionSubclass(),
+        "all off": torch._C.DisableTorchFunction(),
+    }
+    with contexts[outside]:
+        assert assert_same_keys(graph) == 4
+        keys = track_graph(graph).node_to_key
+        expected = outside == "enabled"
+        assert liar.requires_grad is expected
+    metas = [k.args[0] for k in keys.values() if k.op == "call_function"]
+    assert [m.requires_grad for m in metas if isinstance(m, TensorMeta)] == [expected, False]
+    assert torch._C._is_torch_function_enabled(), "TRK-13: the state is restored"

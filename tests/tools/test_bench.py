@@ -163,7 +163,7 @@ def test_bench_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert [t["verdict"] for t in data["targets"]][2] == "N/A"  # one size: no exponent
     assert set(data["targets"][0]) == {"name", "value", "bound", "at_least", "verdict"}
     printed = capsys.readouterr().out
-    assert "torch/ref" in printed and "region finding speedup over torch" in printed
+    assert "torch/ref" in printed and "region finding (key + find) speedup over torch" in printed
     assert "dedup scaling" not in printed and "dedup s" in printed  # one size: no exponent
 
 
