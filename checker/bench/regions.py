@@ -28,6 +28,7 @@ from pathlib import Path
 import torch.fx
 from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracker
 
+from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
 from reference.torch_version import TORCH
 from reference.tracker import track_graph
@@ -224,7 +225,9 @@ def report(rows: Sequence[Row], goals: Sequence[Target]) -> str:
     return "\n".join(lines)
 
 
-def to_json(kind: str, repeat: int, rows: Sequence[Row], goals: Sequence[Target]) -> object:
+def to_json(
+    kind: str, repeat: int, rows: Sequence[Row], goals: Sequence[Target]
+) -> dict[str, object]:
     """The numbers as plain JSON data (groups are summarized by count, not listed)."""
     return {
         "kind": kind,
@@ -259,9 +262,12 @@ def run(sizes: Sequence[int], repeat: int = 3, kind: str = "transformer",
     for size in sorted(set(sizes)):
         bg = repeated_blocks(blocks_for(size, kind), kind)
         rows.append(bench_size(bg, repeat, bg.n_nodes <= torch_max))
+    limit = floor.measure(bg, lambda call: best_time(call, repeat))  # the largest graph
     goals = targets(rows)
     if json_path is not None:
-        json_path.write_text(json.dumps(to_json(kind, repeat, rows, goals), indent=2) + "\n")
+        data = to_json(kind, repeat, rows, goals) | {"floor": asdict(limit)}
+        json_path.write_text(json.dumps(data, indent=2) + "\n")
     head = f"keying (key) and get_identical_regions (find) on {kind} blocks, against "
     head += f"{TORCH.label}: CPU s per call, best of {repeat} samples"
-    return head + "\n" + report(rows, goals) + "\n"
+    tail = floor.line(limit, rows[-1].ref.key_s)
+    return head + "\n" + report(rows, goals) + "\n" + tail + "\n"

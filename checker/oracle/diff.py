@@ -24,7 +24,7 @@ from checker.oracle.impls import ReferenceImpl, label_of, load_impl
 from checker.oracle.known_bugs import classified
 from checker.oracle.protocol import parts_of
 from checker.oracle.randmodels import random_model
-from checker.oracle.run import capture_for, diff_capture
+from checker.oracle.run import capture_for, diff_capture, model_caches_dropped
 from checker.oracle.shrink import write_repros
 from reference.errors import FxOracleError
 from reference.torch_version import TORCH
@@ -171,6 +171,11 @@ def run_diff(
 
 def diff_model(model: Model, sides: Sides, repro_dir: Path | None = None) -> GraphDiff:
     """All chosen components on one model, then a repro per blamed divergence kind."""
+    with model_caches_dropped():
+        return _diff_model(model, sides, repro_dir)
+
+
+def _diff_model(model: Model, sides: Sides, repro_dir: Path | None) -> GraphDiff:
     graph = capture_for(model, sides)
     if isinstance(graph, Divergence):
         found: tuple[Divergence, ...] = classified((graph,))

@@ -18,7 +18,7 @@ from checker.oracle.compare import Sides
 from checker.oracle.diff import make_sides
 from checker.oracle.divergence import Blame, Divergence, Kind
 from checker.oracle.randmodels import random_model
-from checker.oracle.run import capture_for, diff_capture
+from checker.oracle.run import capture_for, diff_capture, model_caches_dropped
 from checker.oracle.shrink import write_repros
 from reference.errors import describe
 
@@ -59,8 +59,9 @@ def diff_random(seed: int, index: int, sides: Sides) -> Outcome:
     An exception of fxoracle is an `oracle-error`."""
     model = random_model(seed, index)
     try:
-        graph = capture_for(model, sides)
-        found = (graph,) if isinstance(graph, Divergence) else diff_capture(graph, sides)
+        with model_caches_dropped():
+            graph = capture_for(model, sides)
+            found = (graph,) if isinstance(graph, Divergence) else diff_capture(graph, sides)
     except Exception as e:  # FxOracleError included: a generated model must be valid
         return oracle_error(seed, index, e, sides.label)
     return Outcome(index, model.name, model.source, found)
@@ -92,7 +93,7 @@ def repro_task(seed: int, index: int, d: Divergence, against: str) -> ReproFile 
     sides = sides_for(against)
     tag = f"finding_{d.signature().replace('/', '_')}"
     try:
-        with tempfile.TemporaryDirectory(prefix="fxoracle-") as tmp:
+        with model_caches_dropped(), tempfile.TemporaryDirectory(prefix="fxoracle-") as tmp:
             graph = capture_for(model, sides)
             if isinstance(graph, Divergence):
                 return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import os
 import signal
 import subprocess
@@ -15,12 +16,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from checker.cli import main
 from checker.oracle.campaign_bar import CampaignBar
 from checker.oracle.divergence import Kind
 from checker.oracle.fuzz import Campaign, run_campaign
-from checker.oracle.fuzz_tasks import diff_task
+from checker.oracle.fuzz_tasks import diff_random, diff_task, sides_for
+from checker.oracle.run import model_caches_dropped
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -187,3 +190,22 @@ def test_dif9_on_a_terminal_the_bar_counts_models_findings_and_fxoracle_s_bugs()
     assert shown.startswith("fuzz:  40%") and "2/5" in shown and " models/s" in shown
     assert shown.endswith("findings=2, fxoracle_bugs=1]")
     assert out.getvalue().rstrip().endswith(campaign.progress())
+
+
+def test_dif13_a_diffed_model_leaves_no_process_wide_cache_behind() -> None:
+    """fx's source cache and `linecache`, `FakeTensorMode`'s dispatch cache: what diffing a
+    model adds to them is gone after it (a campaign's process would otherwise grow without
+    bound), and the findings are those of a process that never cleared them."""
+    loader = torch.fx.graph_module._loader
+    sides = sides_for("torch")
+    first = diff_random(0, 3, sides)  # model 3: dynamic shapes
+    sources, dispatches = set(loader.eval_cache), set(FakeTensorMode.cache)
+    lines = {k for k in linecache.cache if k.startswith("<eval_with_key>")}
+    again = diff_random(0, 3, sides)
+    assert set(loader.eval_cache) <= sources, "DIF-13: fx sources kept"
+    assert set(FakeTensorMode.cache) <= dispatches, "DIF-13: fake dispatch entries kept"
+    assert {k for k in linecache.cache if k.startswith("<eval_with_key>")} <= lines
+    assert again.divergences == first.divergences
+    with model_caches_dropped():
+        torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
+        assert len(loader.eval_cache) > len(sources), "the check above can see an entry"

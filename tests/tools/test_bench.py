@@ -140,7 +140,9 @@ def test_bench_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["bench", "--sizes", "300", "--repeat", "1", "--json", str(out),
                  "--campaign-models", "0"]) == 0  # fmt: skip
     data = json.loads(out.read_text())
-    assert set(data) == {"kind", "repeat", "exponent", "rows", "targets"}
+    assert set(data) == {"kind", "repeat", "exponent", "rows", "targets", "floor"}
+    limit = data["floor"]
+    assert limit["nodes"] == 308 and 0 < limit["pass_s"] < limit["reads_s"]
     assert (data["kind"], data["repeat"], data["exponent"]) == ("transformer", 1, None)
     [row] = data["rows"]
     assert set(row) == {
@@ -165,6 +167,7 @@ def test_bench_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     printed = capsys.readouterr().out
     assert "torch/ref" in printed and "region finding (key + find) speedup over torch" in printed
     assert "dedup scaling" not in printed and "dedup s" in printed  # one size: no exponent
+    assert "one pass over 308 nodes" in printed and "x the reads" in printed
 
 
 @pytest.mark.parametrize("flags", [["--repeat", "0"], ["--sizes", "x"], ["--kind", "cnn"]])
