@@ -13,13 +13,17 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from checker.io.model_file import load_model_file
 from checker.io.reports import to_json, write_atomically
 from checker.oracle.divergence import COMPONENTS
 from checker.tools.pipeline import Split
 from reference.errors import FxOracleError
+
+if TYPE_CHECKING:
+    from checker.oracle.diff import DiffReport
+    from checker.oracle.diff_bar import DiffBar
 
 BUNDLED_EXAMPLE = Path(__file__).parent / "examples" / "transformer.py"
 DIFF_HELP = """Run the reference and another implementation on the same captured graphs,
@@ -97,6 +101,8 @@ def _diff_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--fail-on", default="any", choices=["any", "reference", "other"],
         help="exit 1 when this side is blamed (any: either; reference: fxoracle's own bugs)",
     )  # fmt: skip
+    diff.add_argument("--workers", type=int, default=1, metavar="N",
+                      help="processes diffing the models (default 1: this process)")  # fmt: skip
     diff.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -178,21 +184,35 @@ def _run_explain(args: argparse.Namespace) -> int:
 
 def _run_diff(args: argparse.Namespace) -> int:
     """0: no side blamed; 1: a side is wrong (or fxoracle failed); the report says which."""
-    from checker.oracle.diff import render_text, run_diff
+    from checker.oracle.diff import render_text
     from checker.oracle.diff_bar import DiffBar
 
     if not args.paths and args.random <= 0:
         raise FxOracleError("diff: give model files and/or --random N")
-    repro_dir = Path(args.repro_dir) if args.repro_dir else None
-    models = [load_model_file(p) for p in args.paths]
+    if args.workers < 1:
+        raise FxOracleError("diff: --workers must be at least 1")
     with DiffBar() as bar:
-        report = run_diff(models, args.against, args.component, args.random, args.seed,
-                          repro_dir, progress=bar, strict_order=args.strict_order)  # fmt: skip
+        report = _diffed(args, bar)
     if args.json != "-":
         print(render_text(report, debug=args.debug), end="")
     if args.json:
         write_atomically(args.json, to_json(report.to_json()))
     return 1 if report.fails_on(args.fail_on) else 0
+
+
+def _diffed(args: argparse.Namespace, bar: DiffBar) -> DiffReport:
+    """The diff of every model asked for, in this process or on `--workers` processes."""
+    from checker.oracle.diff import run_diff
+    from checker.oracle.diff_pool import DiffArgs, model_refs, run_diff_pool
+
+    if args.workers > 1:
+        refs = model_refs(args.paths, args.random, args.seed)
+        task = DiffArgs(args.against, args.component, args.strict_order, args.repro_dir)
+        return run_diff_pool(refs, task, args.workers, progress=bar)
+    repro_dir = Path(args.repro_dir) if args.repro_dir else None
+    models = [load_model_file(p) for p in args.paths]
+    return run_diff(models, args.against, args.component, args.random, args.seed,
+                    repro_dir, progress=bar, strict_order=args.strict_order)  # fmt: skip
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from checker.oracle.cases import HOSTILE_SPLIT_CASES, SPLIT_CASES
 from checker.oracle.compare import Sides
 from checker.oracle.divergence import COMPONENTS, Blame, Component, Divergence, Kind
 from checker.oracle.impls import ReferenceImpl, label_of, load_impl
+from checker.oracle.interrupts import interrupts_noted
 from checker.oracle.known_bugs import classified
 from checker.oracle.protocol import parts_of
 from checker.oracle.randmodels import random_model
@@ -161,10 +162,13 @@ def run_diff(
     sides = make_sides(against, component, strict_order=strict_order)
     everything = [*models, *(random_model(seed, i) for i in range(random))]
     graphs = []
-    for model in everything:
-        graphs.append(diff_model(model, sides, repro_dir))
-        if progress is not None:
-            progress(graphs[-1], len(everything))
+    with interrupts_noted() as interrupted:  # a Ctrl-C torch swallowed still stops the diff
+        for model in everything:
+            graphs.append(diff_model(model, sides, repro_dir))
+            if interrupted.is_set():
+                raise KeyboardInterrupt
+            if progress is not None:
+                progress(graphs[-1], len(everything))
     return DiffReport(sides.label, sides.components, skipped_components(sides, component),
                       tuple(graphs))  # fmt: skip
 

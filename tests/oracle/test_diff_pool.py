@@ -1,0 +1,54 @@
+"""DIF-14: `fxoracle diff --workers N` gives the report one process gives, in the same order;
+bad input stops it as it stops one process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from checker.cli import main
+from checker.oracle.diff_pool import DiffArgs, ModelRef, model_refs, run_diff_pool
+from reference.errors import FxOracleError
+from tests.support.paths import CORPUS
+
+FILES = [str(CORPUS / "b2_targets.py"), str(CORPUS / "t01_single_region_group.py")]
+
+
+def _report(tmp_path: Path, workers: int) -> dict[str, object]:
+    out = tmp_path / f"diff-{workers}.json"
+    argv = ["diff", *FILES, "--random", "2", "--against", "torch", "--component", "dedup",
+            "--json", str(out), "--workers", str(workers)]  # fmt: skip
+    assert main(argv) == 1  # torch's B2
+    data: dict[str, object] = json.loads(out.read_text())
+    return data
+
+
+def test_dif14_two_workers_give_the_one_process_report(tmp_path: Path) -> None:
+    one, two = _report(tmp_path, 1), _report(tmp_path, 2)
+    assert two == one, "DIF-14: the report depends on the worker count"
+    graphs = one["graphs"]
+    assert isinstance(graphs, list)
+    assert [g["graph"] for g in graphs] == ["b2_targets.py", "t01_single_region_group.py",
+                                            "random_0_0", "random_0_1"]  # fmt: skip
+
+
+def test_dif14_bad_input_before_any_worker_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "nope.py")
+    assert main(["diff", missing, "--against", "torch", "--workers", "2"]) == 2
+    assert main(["diff", *FILES, "--against", "torch", "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and "--workers" in err and "Traceback" not in err
+    with pytest.raises(FxOracleError, match="2 or more"):
+        run_diff_pool(model_refs(FILES, 0, 0), DiffArgs("torch"), 1)
+
+
+def test_dif14_a_file_that_fails_in_a_worker_is_bad_input(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("model = None\nraise RuntimeError('boom')\n")
+    refs = [ModelRef(FILES[1]), ModelRef(str(broken))]
+    with pytest.raises(FxOracleError, match="boom"):
+        run_diff_pool(refs, DiffArgs("torch", "dedup"), 2)
