@@ -14,8 +14,9 @@ This module touches torch objects, so `Any` appears where they cross its edge.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 import torch
@@ -30,6 +31,7 @@ from reference.keys import (
     Missing,
     NodeKey,
     TensorMeta,
+    Unkeyable,
     call_site_from_stack_trace,
     tensor_meta,
     value_key,
@@ -44,6 +46,7 @@ _EXACT_CONSTANTS = frozenset({int, bool, str, type(None)})
 RawMeta = tuple[object, ...]  # what a dense, non-symbolic tensor's `TensorMeta` is computed from
 # (global state id, call site id, op, target name, kwarg names, arg ids, kwarg ids)
 RawKey = tuple[int, int, str, str, tuple[str, ...], tuple[int, ...], tuple[int, ...]]
+Keyed = tuple[Node, RawKey | Unkeyable, bool]  # a node, its raw key or why none, may it write
 H = TypeVar("H", bound=Hashable)
 T = TypeVar("T")
 
@@ -74,8 +77,7 @@ class KeyCache:
         self._const_ids: dict[tuple[type, object], int] = {}
         self._layout_ids: dict[RawMeta, int] = {}
         self._trace_ids: dict[str | None, int] = {}
-        self._names: dict[Target, str] = {}
-        self._writers: dict[Target, bool] = {}
+        self._targets: dict[Target, tuple[str, bool]] = {}  # qualified name, may it write
         self._direct: dict[type, bool] = {_FAKE: True, torch.Tensor: True}
         self._outside_enabled: bool | None = None  # set while `reading()`
 
@@ -91,9 +93,6 @@ class KeyCache:
         finally:
             self._outside_enabled = None
 
-    def state_id(self, state: GlobalState) -> int:
-        return self._states.id_of(state)
-
     def site_id(self, stack_trace: str | None) -> int:
         """The interned `keys.call_site_from_stack_trace(stack_trace)`, parsed once per trace."""
         found = self._trace_ids.get(stack_trace)
@@ -102,27 +101,48 @@ class KeyCache:
             found = self._trace_ids[stack_trace] = self._sites.id_of(site)
         return found
 
-    def raw_key(self, node: Node, state_id: int) -> RawKey:
-        """`node`'s key as integers, its call site from its `stack_trace`; raises `Unkeyable`
-        as `keys.node_key` does. The hot path of offline keying: memo hits are read inline."""
-        meta = node.meta
-        value = meta.get("example_value", meta.get("val"))  # `keys.example_value`
-        if type(value) is _FAKE:  # described now, so that its users find it in `_node_ids`
-            self._node_ids[node] = self._tensor_id(value)
-        site = self._trace_ids.get(meta.get("stack_trace"))
-        if site is None:
-            site = self.site_id(meta.get("stack_trace"))
-        try:
-            name = self._names[node.target]
-        except (KeyError, TypeError):  # not seen yet, or unhashable
-            name = _memo(self._names, node.target, qualified_name)
-        args = tuple(map(self._arg_id, node.args))
-        kwargs = node.kwargs
+    def keys(self, nodes: Iterable[Node], state: GlobalState) -> Iterator[Keyed]:
+        """Each node but the output with its raw key (or the `Unkeyable` that stopped it, as
+        `keys.node_key` raises it) and whether it may write an argument. The call site comes
+        from the `stack_trace`; the global state is `state`, except grad mode, which follows
+        the graph's own `_set_grad_enabled` calls (TRK-6). Offline keying's hot loop: memo hits
+        are read inline, and a fake tensor value is described as its node goes by."""
+        state_id = self._states.id_of(state)
+        node_ids, trace_ids, targets = self._node_ids, self._trace_ids, self._targets
+        for node in nodes:
+            op, target, meta = node.op, node.target, node.meta
+            if op == "output":
+                continue
+            if target is _SET_GRAD_ENABLED and op == "call_function":
+                state = replace(state, grad_enabled=bool(node.args[0]))
+                state_id = self._states.id_of(state)
+            value = meta.get("example_value", meta.get("val"))  # `keys.example_value`
+            if type(value) is _FAKE:  # its users find it in `_node_ids`
+                node_ids[node] = self._tensor_id(value)
+            site = trace_ids.get(meta.get("stack_trace"))
+            if site is None:
+                site = self.site_id(meta.get("stack_trace"))
+            try:
+                name, writes = targets[target]
+            except (KeyError, TypeError):  # not seen yet, or unhashable
+                name, writes = _memo(targets, target, _target_facts)
+            kwargs = node.kwargs
+            if kwargs:
+                writes = writes or not WRITING_KWARGS.isdisjoint(kwargs)
+            try:
+                yield node, (state_id, site, op, name, *self._arg_ids(node.args, kwargs)), writes
+            except Unkeyable as e:
+                yield node, e, writes
+
+    def _arg_ids(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
+        """Kwarg names (sorted), arg ids and kwarg ids of a raw key."""
+        ids = tuple(map(self._arg_id, args))
         if not kwargs:
-            return (state_id, site, node.op, name, (), args, ())
+            return (), ids, ()
         names = tuple(sorted(kwargs))
-        kwarg_ids = tuple(self._arg_id(kwargs[n]) for n in names)
-        return (state_id, site, node.op, name, names, args, kwarg_ids)
+        return names, ids, tuple(self._arg_id(kwargs[n]) for n in names)
 
     def node_key(self, raw: RawKey) -> NodeKey:
         """The readable key of a raw key: `keys.node_key`'s value for the node."""
@@ -130,14 +150,6 @@ class KeyCache:
         v = self._args.values
         return NodeKey(self._states.values[state], self._sites.values[site], op, name, names,
                        tuple(v[i] for i in args), tuple(v[i] for i in kwargs))  # fmt: skip
-
-    def may_write(self, node: Node) -> bool:
-        """False when `mutation.mutated_positions(node)` is surely `()`; a target is asked once."""
-        try:
-            writer = self._writers[node.target]
-        except (KeyError, TypeError):  # not seen yet, or unhashable
-            writer = _memo(self._writers, node.target, target_may_write)
-        return writer or not WRITING_KWARGS.isdisjoint(node.kwargs)
 
     def arg_key(self, arg: Any) -> ArgKey:
         """`keys.arg_key(arg)`; a node's description is computed on its first use only."""
@@ -206,6 +218,12 @@ class KeyCache:
         return tensor_meta(t)
 
 
+def _target_facts(target: Target) -> tuple[str, bool]:
+    """A target's qualified name, and whether its nodes may write an argument whatever their
+    keyword arguments (`mutation.target_may_write`)."""
+    return qualified_name(target), target_may_write(target)
+
+
 def _reads_directly(kind: type) -> bool:
     """Whether metadata reads of a `kind` tensor mean the same with subclass `__torch_function__`
     off: a plain tensor, or a subclass whose `__torch_function__` is torch's no-op."""
@@ -215,6 +233,7 @@ def _reads_directly(kind: type) -> bool:
 
 
 _FAKE = FakeTensor
+_SET_GRAD_ENABLED = torch._C._set_grad_enabled
 _STRIDED = torch.strided
 # Real, unquantized dtypes: torch sets the conjugate bit on complex tensors only (c10 asserts
 # it) and quantized tensors have quantized dtypes, so tensors of these dtypes have neither flag.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 import torch
@@ -150,20 +149,11 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
 
 def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
     tracker = GraphRegionTracker()
-    state = current_global_state()
-    state_id = cache.state_id(state)
     keyed: dict[RawKey, tuple[NodeKey, list[Node]]] = {}  # each distinct key's bucket
     to_key, to_bucket = tracker.node_to_key, tracker.node_to_duplicates
-    for node in graph.nodes:
-        if node.op == "output":
-            continue
-        if node.target is _SET_GRAD_ENABLED and node.op == "call_function":
-            state = _with_grad(state, bool(node.args[0]))
-            state_id = cache.state_id(state)
-        try:
-            raw = cache.raw_key(node, state_id)
-        except Unkeyable as e:
-            tracker.untracked[node] = str(e)
+    for node, raw, writes in cache.keys(graph.nodes, current_global_state()):
+        if isinstance(raw, Unkeyable):
+            tracker.untracked[node] = str(raw)
         else:
             found = keyed.get(raw)
             if found is None:
@@ -172,13 +162,10 @@ def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
             bucket.append(node)  # `add_keyed`, inline: this loop is offline keying's hot path
             to_key[node] = key
             to_bucket[node] = bucket
-        if cache.may_write(node):
+        if writes:
             for pos in mutated_positions(node):
                 tracker.add_node_mutation(node, pos)
     return tracker
-
-
-_SET_GRAD_ENABLED = torch._C._set_grad_enabled
 
 
 @contextmanager
@@ -191,7 +178,3 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _with_grad(state: GlobalState, enabled: bool) -> GlobalState:
-    return replace(state, grad_enabled=enabled)
