@@ -121,9 +121,11 @@ def capture(
     tracker (the differential oracle's torch side). Raises `FxOracleError` on a graph break, an
     exception in the model, or a graph without calls (Dynamo runs no pass then)."""
     seen: list[Capture] = []
+    shape_envs: list[Any] = []
 
     def record(out: Any) -> dict[str, torch.fx.GraphModule]:
         seen.append(_recorded(out, dynamic))
+        shape_envs.append(out.shape_env)
         return {}
 
     torch._dynamo.reset()
@@ -138,9 +140,22 @@ def capture(
         raise FxOracleError(f"capture failed: {describe(e)}") from e
     finally:
         torch._dynamo.reset()
+        untrack_fakes(shape_envs)
     if len(seen) != 1:
         raise FxOracleError(f"capture produced {len(seen)} graphs with calls, expected exactly one")
     return seen[0]
+
+
+def untrack_fakes(shape_envs: list[Any]) -> None:
+    """Empty each `ShapeEnv`'s `tracked_fakes` and its fake-tensor dispatch cache once Dynamo is
+    done with them (its guards are built). A symbolic fake tensor holds its `ShapeEnv` through
+    C++ (the SymInts of its sizes), which Python's collector cannot see, and the `ShapeEnv`
+    holds such tensors in both: the cycle would keep every dynamic-shape capture alive for the
+    rest of the process."""
+    for env in shape_envs:
+        for held in (getattr(env, "tracked_fakes", None), getattr(env, "fake_tensor_cache", None)):
+            if isinstance(held, (list, dict)):
+                held.clear()
 
 
 def _run_as_is(gm: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:

@@ -133,7 +133,7 @@ def model_caches_dropped() -> Iterator[None]:
     model's fake tensors and mode; `ShapeEnv`'s memoized methods are class-level caches keyed
     by the instance. Entries the block adds are removed at its end, the method caches cleared;
     the block is one model, whose modules and tensors are garbage by then. Without it a
-    campaign's process grew by ~0.3 MB and one `ShapeEnv` every second model."""
+    campaign's process grew by ~0.3 MB a model."""
     loader = torch.fx.graph_module._loader
     fake_cache = FakeTensorMode.cache
     sources, dispatches = set(loader.eval_cache), set(fake_cache)

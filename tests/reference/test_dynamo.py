@@ -4,8 +4,11 @@ the drop-in pass with torch's contract (RPL-19). The scenarios port torch's own 
 
 from __future__ import annotations
 
+import gc
+import weakref
 from contextlib import nullcontext
 from typing import Any, cast
+from unittest.mock import patch
 
 import pytest
 import torch
@@ -13,6 +16,7 @@ import torch.fx
 from torch._dynamo.graph_deduplication import apply_graph_deduplication as torch_pass
 
 from checker.oracle.canon import canonical_graph
+from checker.oracle.run import model_caches_dropped
 from checker.oracle.torch_side import torch_dedup
 from reference import GraphRegionTracker
 from reference.capture import Capture, capture
@@ -231,3 +235,31 @@ def test_rpl19_torch_form_prints_subgraphs_as_torch_does() -> None:
     assert printed.print_readable(print_output=False) == reference.print_readable(
         print_output=False
     )
+
+
+def _shape_env_of_a_dynamic_capture() -> tuple[weakref.ref[Any], int]:
+    """Capture a dynamic model inside `model_caches_dropped` (torch's process-wide caches hold
+    ShapeEnvs by design, DIF-13): a weak reference to its ShapeEnv, and how many fakes it
+    still tracks."""
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return (x.sin() + 1).cos() + (x.sin() + 1).cos()
+
+    with model_caches_dropped():
+        c = capture(fn, (torch.randn(4, 6),), dynamic=True)
+        values = [n.meta.get("example_value") for n in c.gm.graph.nodes]
+        fake: Any = next(v for v in values if isinstance(v, torch.Tensor))
+        env = fake.fake_mode.shape_env
+        return weakref.ref(env), len(env.tracked_fakes or ())
+
+
+def test_trk9_a_dynamic_capture_leaves_no_shape_env_behind() -> None:
+    """TRK-9: a dropped capture's ShapeEnv (and fake mode) is collected; with its tracked fakes
+    kept, the cycle through C++ SymInts keeps it alive."""
+    gone, tracked = _shape_env_of_a_dynamic_capture()
+    gc.collect()
+    assert tracked == 0 and gone() is None, "TRK-9: the ShapeEnv outlived its capture"
+    with patch("reference.capture.untrack_fakes"):
+        kept, tracked = _shape_env_of_a_dynamic_capture()
+    gc.collect()
+    assert tracked > 0 and kept() is not None, "the check above can see a leak"
