@@ -33,6 +33,7 @@ from reference.keys import (
     TensorMeta,
     Unkeyable,
     call_site_from_stack_trace,
+    example_value,
     tensor_meta,
     value_key,
 )
@@ -180,8 +181,7 @@ class KeyCache:
         """The id of `node`'s example value's description, computed once."""
         found = self._node_ids.get(node)
         if found is None:
-            meta = node.meta
-            value = meta.get("example_value", meta.get("val"))  # `keys.example_value`
+            value = example_value(node)
             if isinstance(value, torch.Tensor):
                 found = self._tensor_id(value)
             elif value is None:

@@ -172,18 +172,16 @@ def node_key(
     state: GlobalState,
     site: CallSite | None,
     describe: Callable[[Any], ArgKey] | None = None,
-    target: str | None = None,
 ) -> NodeKey:
     """The key of `node`; raises `Unkeyable` when an argument has no deterministic description.
-    `describe` keys one argument (default `arg_key`) and `target` is the target's qualified
-    name if known (`reference.key_cache` passes both from its memo)."""
+    `describe` keys one argument (default `arg_key`)."""
     describe_arg = describe or arg_key
     names = tuple(sorted(node.kwargs))
     return NodeKey(
         global_state=state,
         call_site=site,
         op=node.op,
-        target=qualified_name(node.target) if target is None else target,
+        target=qualified_name(node.target),
         kwarg_names=names,
         args=tuple(map(describe_arg, node.args)),
         kwargs=tuple(describe_arg(node.kwargs[n]) for n in names) if names else (),
