@@ -16,7 +16,7 @@ import torch
 import torch.fx
 
 from reference.bodies import resolver
-from reference.deps import AUTOCAST_TARGETS, GRAD_MODE_TARGET, OrderingDeps
+from reference.deps import OrderingDeps, pinned_targets
 from reference.facts import ValueFacts
 from reference.order import stable_topological_sort
 from reference.outline import (
@@ -182,7 +182,7 @@ def outline(
     """`outline_groups` on a bare graph, the subgraphs going to `installer` (chapter 03)."""
     if deps is None:
         deps = ordering_deps(graph, mutated, pin_grad_mode)
-    pinned = AUTOCAST_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
+    pinned = pinned_targets(pin_grad_mode)
     run = _Run(graph, installer, ValueFacts(graph, mutated, pinned), deps, gate, keep_erased_deps)
     for index, group in enumerate(groups):
         run.outline_group(index, group)

@@ -2,9 +2,10 @@
 
 Contract: `OrderingDeps.from_graph(graph, mutated_positions)` holds the extra dependencies torch's
 `_populate_additional_deps` computes: mutation order (SRT-6) and autocast pinning (SRT-7),
-plus grad-mode pinning, a deliberate divergence (SRT-8). The replacer updates them in place with
-`redirect` when it erases a region node (SRT-9); a reverse index makes that cost proportional to
-the erased node's own deps and dependents, where torch rescans every entry.
+plus grad-mode and functorch-switch pinning, deliberate divergences (SRT-8, SRT-11). The
+replacer updates them in place with `redirect` when it erases a region node (SRT-9); a reverse
+index makes that cost proportional to the erased node's own deps and dependents, where torch
+rescans every entry.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import torch
+from torch._functorch import predispatch
 from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.fx import Graph, Node
 
@@ -20,6 +22,27 @@ from reference.keys import flat_node_args
 
 AUTOCAST_TARGETS: tuple[Callable[..., object], ...] = (_enter_autocast, _exit_autocast)
 GRAD_MODE_TARGET: Callable[..., object] = torch._C._set_grad_enabled
+# The switches of functorch's transforms (vmap, grad, jvp) and of the autograd state they set:
+# each changes the interpreter stack or autograd state the nodes after it run under (SRT-11).
+FUNCTORCH_TARGETS: tuple[Callable[..., object], ...] = (
+    predispatch._vmap_increment_nesting,
+    predispatch._vmap_decrement_nesting,
+    predispatch._jvp_increment_nesting,
+    predispatch._jvp_decrement_nesting,
+    predispatch._enter_dual_level,
+    predispatch._exit_dual_level,
+    torch._C._functorch._grad_increment_nesting,
+    torch._C._functorch._grad_decrement_nesting,
+    torch._C._functorch.set_inplace_requires_grad_allowed,
+    torch._C._set_fwd_grad_enabled,
+)  # not the saved-tensor-hook switches `grad` also emits: computation is the same on either
+# side of them, and torch's own T7 test pins its order across them
+
+
+def pinned_targets(pin_grad_mode: bool = True) -> tuple[Callable[..., object], ...]:
+    """The global-state switches that keep their place: autocast (torch's, SRT-7), functorch's
+    transforms (SRT-11) and, unless `pin_grad_mode=False`, grad mode (SRT-8)."""
+    return AUTOCAST_TARGETS + FUNCTORCH_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
 
 
 class OrderingDeps:
@@ -46,13 +69,12 @@ class OrderingDeps:
         """Mutation deps, then global-state deps, as torch's `_populate_additional_deps`.
 
         `mutated_positions[n]` lists the positions in `keys.flat_node_args(n)` that `n` mutates.
-        With `pin_grad_mode=False`, or with no `_set_grad_enabled` node, the result equals
-        torch's.
+        With `pin_grad_mode=False`, or with no `_set_grad_enabled` node, and with no functorch
+        switch (SRT-11), the result equals torch's.
         """
         deps = cls()
         deps._add_mutation_deps(graph, mutated_positions)
-        targets = AUTOCAST_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
-        deps._add_global_state_deps(graph, targets)
+        deps._add_global_state_deps(graph, pinned_targets(pin_grad_mode))
         return deps
 
     def add(self, node: Node, dep: Node) -> None:

@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 import torch
 import torch.fx
+from torch._C._functorch import get_unwrapped, is_functorch_wrapped_tensor
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from reference.keys import example_value, flat_node_args
 
 Node = torch.fx.Node
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A tensor value whose storage cannot be read (e.g. a sparse tensor): why, for RPL-8."""
+
+    reason: str
+
+
+Storage = StorageWeakRef | Unreadable | None  # None: not a tensor
 
 
 class ValueFacts:
@@ -42,10 +54,10 @@ class ValueFacts:
             for p in sorted(self.mutated[node]):
                 if 0 <= p < len(args) and node not in self.writers.get(args[p], []):
                     self.writers.setdefault(args[p], []).append(node)
-        self._storage: dict[Node, StorageWeakRef | None] = {}
+        self._storage: dict[Node, Storage] = {}
         self.replaced_by: dict[Node, Node] = {}
 
-    def storage(self, node: Node) -> StorageWeakRef | None:
+    def storage(self, node: Node) -> Storage:
         """The storage of the node's example value, or None for non-tensors (RPL-8)."""
         if node not in self._storage:
             value = example_value(node)
@@ -74,7 +86,14 @@ class ValueFacts:
             self._storage[new] = self._storage.pop(old)
 
 
-def _storage_ref(value: torch.Tensor) -> StorageWeakRef:
+def _storage_ref(value: torch.Tensor) -> StorageWeakRef | Unreadable:
+    """The storage `value` lives in. A functorch wrapper (vmap's batched tensor, `grad`'s
+    tracking tensor) has none of its own: its storage is the wrapped tensor's (RPL-8)."""
+    while is_functorch_wrapped_tensor(value):
+        value = get_unwrapped(value)
     make: Callable[[object], StorageWeakRef] = StorageWeakRef
     typed_storage: Callable[[], object] = value._typed_storage
-    return make(typed_storage())
+    try:
+        return make(typed_storage())
+    except (NotImplementedError, RuntimeError) as e:  # sparse and other storage-less layouts
+        return Unreadable(f"{value.layout} tensor: {e}")

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import torch
 import torch.fx
+from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.keys import (
@@ -197,7 +198,9 @@ class KeyCache:
 
     def _tensor_id(self, t: torch.Tensor) -> int:
         kind = type(t)
-        if kind is not _FAKE and not _memo(self._direct, kind, _reads_directly):
+        if kind is not _FAKE and (
+            not _memo(self._direct, kind, _reads_directly) or is_functorch_wrapped_tensor(t)
+        ):  # `tensor_meta` raises `Unkeyable` for a functorch wrapper (TRK-14)
             return self._args.id_of(self._meta_as_outside(t))
         if t.layout is not _STRIDED or t._has_symbolic_sizes_strides:
             return self._args.id_of(tensor_meta(t))

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch._C._functorch import is_batchedtensor, is_functorch_wrapped_tensor, is_gradtrackingtensor
 from torch._prims_common import suggest_memory_format
 
 from reference.names import qualified_name
@@ -252,7 +253,11 @@ _CHANNELS_LAST_RANKS = (4, 5)  # the only ranks a channels-last memory format ex
 
 def tensor_meta(t: torch.Tensor) -> TensorMeta:
     """Metadata as torch's cache key has it (`extract_tensor_metadata`), read directly from the
-    tensor (TRK-4); storage offset and storage size are not part of it."""
+    tensor (TRK-4); storage offset and storage size are not part of it. `Unkeyable` for a
+    functorch-wrapped tensor (TRK-14)."""
+    if is_functorch_wrapped_tensor(t):
+        raise Unkeyable(f"a {functorch_kind(t)}: its metadata hides the transform's dimension "
+                        "and level")  # fmt: skip
     layout = t.layout
     strided = layout == torch.strided
     flags = (t.is_quantized, t.is_conj(), t.is_neg(), t.is_inference(), t.is_sparse)
@@ -266,6 +271,15 @@ def tensor_meta(t: torch.Tensor) -> TensorMeta:
         requires_grad=t.requires_grad,
         flags=tuple(name for name, on in zip(_FLAG_NAMES, flags, strict=True) if on),
     )
+
+
+def functorch_kind(t: torch.Tensor) -> str:
+    """What kind of functorch-wrapped tensor `t` is (`is_functorch_wrapped_tensor(t)` holds)."""
+    if is_batchedtensor(t):
+        return "vmap-batched tensor"
+    if is_gradtrackingtensor(t):
+        return "torch.func grad-tracking tensor"
+    return "functorch-wrapped tensor"
 
 
 _FLAG_NAMES = ("is_quantized", "is_conj", "is_neg", "is_inference", "is_sparse")

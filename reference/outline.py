@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import torch
 import torch.fx
+from torch._C._functorch import is_functorch_wrapped_tensor
 
 from reference.bodies import is_body
-from reference.keys import example_value, flat_node_args
+from reference.keys import example_value, flat_node_args, functorch_kind
 
 Node = torch.fx.Node
 
@@ -67,6 +68,17 @@ def runtime_takes(value: object) -> bool:
 
     accepted = (torch.Tensor, int, torch.SymInt, torch.Generator, FakeScriptObject)
     return value is None or isinstance(value, accepted)
+
+
+def functorch_wrapped(value: object) -> str:
+    """The kind of the first functorch-wrapped tensor in `value` (a tensor, or a tuple or list
+    holding tensors), or "": vmap's batched tensor, `torch.func.grad`'s tracking tensor. torch's
+    `invoke_subgraph` has no functorch rule (RPL-24)."""
+    if isinstance(value, tuple | list):
+        return next((k for k in map(functorch_wrapped, value) if k), "")
+    if isinstance(value, torch.Tensor) and is_functorch_wrapped_tensor(value):
+        return functorch_kind(value)
+    return ""
 
 
 def runtime_returns(value: object) -> bool:

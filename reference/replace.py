@@ -18,11 +18,12 @@ import torch.fx
 
 from reference.bodies import same_body
 from reference.deps import OrderingDeps
-from reference.facts import ValueFacts
+from reference.facts import Unreadable, ValueFacts
 from reference.keys import example_value, flat_node_args, unique_node_args
 from reference.names import INVOKE
 from reference.outline import (
     OutlinePlan,
+    functorch_wrapped,
     is_tuple_node,
     output_width,
     runtime_takes,
@@ -43,13 +44,14 @@ class Reason(StrEnum):
     ALIASING = "RPL-8: inputs or outputs of the region share storage"
     WIRING = "RPL-6: the region's internal wiring differs from the representative's"
     SPLIT_MUTATION = "RPL-9: a value the region uses is mutated outside it, between its nodes"
-    SPANS_PIN = "RPL-16: the region spans a pinned global-state node (autocast or grad switch)"
+    SPANS_PIN = "RPL-16: the region spans a pinned global-state node (autocast, grad, functorch)"
     TAKEN_OVER = "RPL-17: a node of the region was replaced by an earlier call"
     WHOLE_TUPLE = "RPL-18: an outside node uses a tuple output of the region whole"
     GATE = "RPL-11: the checker did not prove the replacement safe"
     OTHER_BODY = "RPL-20: the region reads a higher-order op body unlike the representative's"
     OPERAND = "RPL-21: an operand is a value torch's invoke_subgraph runtime does not take"
     OUTPUT = "RPL-23: an output is a value torch's invoke_subgraph runtime cannot return"
+    FUNCTORCH = "RPL-24: the region computes with functorch-wrapped tensors (vmap, grad)"
 
     @property
     def id(self) -> str:
@@ -105,10 +107,9 @@ def refusal(
         for u in slot.usages:
             if u.arg in facts.mutated.get(region[u.node], frozenset()):
                 return Reason.MUTATED_INPUT, f"{region[u.node].name} mutates argument {u.arg}"
-    for operand in operands(region, plan):
-        value = example_value(operand)
-        if not runtime_takes(value):
-            return Reason.OPERAND, f"{operand.name} is a {type(value).__name__}"
+    values = _value_refusal(region, plan)
+    if values is not None:
+        return values
     aliased = _aliasing(region, plan, facts)
     if aliased is not None:
         return Reason.ALIASING, aliased
@@ -117,6 +118,21 @@ def refusal(
         return Reason.SPLIT_MUTATION, split
     whole = _tuple_used_whole(region, plan)
     return None if whole is None else (Reason.WHOLE_TUPLE, whole)
+
+
+def _value_refusal(region: Sequence[Node], plan: OutlinePlan) -> tuple[Reason, str] | None:
+    """RPL-21: an operand torch's runtime does not take; RPL-24: the first operand or region
+    node whose example value is functorch-wrapped."""
+    inputs = operands(region, plan)
+    for operand in inputs:
+        value = example_value(operand)
+        if not runtime_takes(value):
+            return Reason.OPERAND, f"{operand.name} is a {type(value).__name__}"
+    for node in (*inputs, *region):
+        kind = functorch_wrapped(example_value(node))
+        if kind:
+            return Reason.FUNCTORCH, f"{node.name} is a {kind}"
+    return None
 
 
 def _tuple_used_whole(region: Sequence[Node], plan: OutlinePlan) -> str | None:
@@ -145,6 +161,8 @@ def _aliasing(region: Sequence[Node], plan: OutlinePlan, facts: ValueFacts) -> s
             storage = facts.storage(node)
             if storage is None:
                 continue
+            if isinstance(storage, Unreadable):  # no proof they do not alias: refuse
+                return f"{kind} {node.name} has no readable storage ({storage.reason})"
             if storage in seen:
                 other_kind, other = seen[storage]
                 return f"{other_kind} {other.name} and {kind} {node.name} share storage"
