@@ -64,6 +64,14 @@ def _pair_differs(by: str) -> Callable[[Divergence], bool]:
     return matches
 
 
+# torch's tracker pickles a batched or grad-tracking fake tensor; Dynamo reports the vmap and jvp
+# failures as Unsupported without the cause (the capture with the reference's tracker succeeds)
+_N7 = _any(
+    *(
+        _says(w, kind=Kind.CRASH)
+        for w in ("Cannot access storage of", "unimplemented builtin op on tensor arguments")
+    )
+)
 _UNPINNED = _any(_says("grad mode", kind=Kind.ORDER), _says("requires_grad", kind=Kind.ORDER))
 _OLD_ORDER = "keep_original_order=False"
 _GRAD_LEAK = _any(*(_says(w, case=_OLD_ORDER) for w in ("requires_grad", "grad mode", "CHK-4")))
@@ -76,12 +84,14 @@ CATALOGUE: tuple[KnownBug, ...] = (
              _says("is in group", "and in group")),
     KnownBug("N6", "TF32 set through fp32_precision crashes torch's tracker", Component.TRACKER,
              _says("legacy and new APIs"), known_in=("2.13.0", "2.14.1")),
+    KnownBug("N7", "a functorch-wrapped argument (vmap, grad, jvp) crashes torch's tracker",
+             Component.TRACKER, _N7),
     KnownBug("N1", "a tuple output used whole outside the region is erased", Component.DEDUP,
              _says("Tried to erase Node")),
     KnownBug("N3", "a higher-order op's body in a region crashes the pass", Component.DEDUP,
              _says("KeyError: 'example_value'")),
     KnownBug("N4", "the runtime learns outputs from uninitialised operands", Component.DEDUP,
-             _says("the same graph runs differently", "IndexError"), known_in=("2.13.0",)),
+             _says("the same graph runs differently"), known_in=("2.13.0",)),
     KnownBug("N5", "a subgraph returning a plain int", Component.DEDUP,
              _says("unexpected int output"), known_in=("2.13.0",)),
     KnownBug("SRT-8", "grad-mode switches are not pinned", Component.DEDUP, _UNPINNED),

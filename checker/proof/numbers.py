@@ -131,6 +131,7 @@ class _RuntimeProbe(torch.fx.Interpreter):
         if target is not INVOKE:
             return super().call_function(target, args, kwargs)
         body, identifier, *operands = args
+        before = torch.random.get_rng_state()  # both runs draw the same random numbers
         direct = tuple(body(*[_clone(o) for o in operands]))
         if identifier not in self.bodies:
             self.bodies[identifier] = body_key(body)
@@ -138,16 +139,21 @@ class _RuntimeProbe(torch.fx.Interpreter):
         if probe in self.seen or self.problem:
             return direct
         self.seen.add(probe)
+        after = torch.random.get_rng_state()
+        torch.random.set_rng_state(before)
         try:
             ran = tuple(INVOKE(body, identifier, *operands))
         except Exception as e:  # torch's runtime failed: the verdict names it
             at = self.current.name if self.current is not None else "?"
             self.problem = f"raised {describe(e)} at {at} ({identifier})"
+            torch.random.set_rng_state(after)
             return direct
         for k, (want, got) in enumerate(zip(direct, ran, strict=False)):
             problem = differ(want, got)
             if problem is not None:
                 self.problem = f"returns {problem} for output {k} of {identifier}"
+        if not self.problem and not torch.equal(torch.random.get_rng_state(), after):
+            self.problem = f"draws other random numbers than the body of {identifier}"
         return ran
 
 

@@ -4,8 +4,9 @@ are named, and a bug is known only for the releases it was observed on."""
 from __future__ import annotations
 
 import pytest
+import torch
 
-from checker.io.model_file import load_model_file
+from checker.io.model_file import Model, load_model_file
 from checker.oracle.diff import run_diff
 from checker.oracle.divergence import Blame, Component, Divergence, Kind
 from checker.oracle.known_bugs import CATALOGUE, classified, identify, known_for
@@ -46,3 +47,33 @@ def test_dif11_known_only_where_observed_and_inherited_by_dedup() -> None:
     assert [d.bug for d in classified((tracker, dedup))] == ["B1", "B1"]
     assert classified((dedup,))[0].bug == ""  # alone, a wrong graph is not named
     assert len({b.id for b in CATALOGUE}) == len(CATALOGUE)
+
+
+@pytest.mark.spec("DIF-11")
+def test_dif11_a_functorch_graph_crashing_torchs_tracker_is_n7_on_every_release() -> None:
+    def twice(a: torch.Tensor) -> torch.Tensor:
+        return (a * 2).sin() * 2
+
+    def vmapped(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return tuple(torch.vmap(twice)(x))
+
+    model = Model("vmapped", vmapped, (torch.randn(3, 4),), False, "")
+    report = run_diff([model], "torch", str(Component.TRACKER))
+    (found,) = report.graphs[0].divergences
+    assert (found.kind, found.wrong, found.bug, found.known) == (Kind.CRASH, "torch", "N7", True)
+    assert all(known_for("N7", v) for v in ("2.13.0", "2.14.1", "2.15.0"))
+
+
+@pytest.mark.spec("DIF-11")
+@pytest.mark.parametrize(
+    "ran",
+    [
+        "raised IndexError: index out of range in self",
+        "raised RuntimeError: index 94317158753392 is out of bounds for dimension 1 with size 64",
+        "numbers differ: Tensor-likes are not close!",  # dropout drawn on the extra run
+    ],
+)
+def test_dif11_the_same_graph_running_differently_is_n4(ran: str) -> None:
+    detail = f"the same graph runs differently; torch: example inputs: {ran}"
+    bug = identify(_divergence(Component.DEDUP, Kind.GRAPH, detail))
+    assert bug is not None and bug.id == "N4"

@@ -131,3 +131,48 @@ def test_chk17_runtime_once_per_distinct_call() -> None:
     probe2.run(*c.example_inputs)
     assert (len(probe2.bodies), len(probe2.seen)) == (2, 2)  # two structures, one call each
     assert check_transformation(original2, transformed2, c.example_inputs).ok
+
+
+def dropped(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.dropout(h @ w, 0.5, training=True) + h
+
+
+def dropout_blocks(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor]:
+    return (dropped(dropped(x, w), w),)
+
+
+def _dropout_pair() -> tuple[torch.fx.GraphModule, torch.fx.GraphModule, Capture]:
+    g = torch.Generator().manual_seed(0)
+    x, w = (torch.randn(4, 4, generator=g).requires_grad_() for _ in range(2))
+    c = capture(dropout_blocks, (x, w))
+    original = copy_graph_module(c.gm).gm
+    assert len(deduplicate(c.gm, c.tracker).replaced) == 2
+    return original, c.gm, c
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_a_random_body_and_the_runtime_draw_the_same_numbers() -> None:
+    """The probe runs the body directly and through the runtime from one RNG state: dropout in
+    a subgraph is not a difference (it was, blaming torch's runtime, before the state was
+    restored)."""
+    original, transformed, c = _dropout_pair()
+    report = check_transformation(original, transformed, c.example_inputs)
+    assert report.ok and report.verdict_of(RUNTIME) == Holds(), report.render_text()
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_a_runtime_that_draws_extra_random_numbers_is_named() -> None:
+    """Without `val` on the body's output (as torch's own pass leaves it), torch 2.13's runtime,
+    in grad mode, runs the body once more to learn its outputs' metadata (N4): dropout draws
+    twice, and the verdict says so. From 2.14 the runtime runs the body once."""
+    original, transformed, c = _dropout_pair()
+    body = transformed.get_submodule("subgraph_0")
+    assert isinstance(body, torch.fx.GraphModule)
+    for node in body.graph.nodes:
+        node.meta.pop("val", None)
+    verdict = check_transformation(original, transformed, c.example_inputs).verdict_of(RUNTIME)
+    if TORCH.hop_runs_body_eagerly:
+        assert verdict == Holds()
+        return
+    assert isinstance(verdict, Unknown)
+    assert "of subgraph_0 on the example inputs" in verdict.reason
