@@ -21,6 +21,7 @@ from torch._C._functorch import is_functorch_wrapped_tensor
 
 from reference.bodies import is_body
 from reference.keys import example_value, flat_node_args, functorch_kind
+from reference.names import INVOKE
 
 Node = torch.fx.Node
 
@@ -63,11 +64,25 @@ class OutlinePlan:
 
 def runtime_takes(value: object) -> bool:
     """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
-    int (bools included), a SymInt, a generator, or None; never a float or a module (RPL-21)."""
+    int (bools included), a SymInt, a generator, or None; never a float or a module, nor a
+    tensor subclass with a `__torch_dispatch__` the operator has no rule for, such as a
+    nested jagged tensor (RPL-21)."""
     from torch._library.fake_class_registry import FakeScriptObject
 
-    accepted = (torch.Tensor, int, torch.SymInt, torch.Generator, FakeScriptObject)
+    if isinstance(value, torch.Tensor):
+        return not dispatching_subclass(value)
+    accepted = (int, torch.SymInt, torch.Generator, FakeScriptObject)
     return value is None or isinstance(value, accepted)
+
+
+def dispatching_subclass(t: torch.Tensor) -> bool:
+    """`t` is of a tensor subclass with its own `__torch_dispatch__` (not a fake tensor, which
+    stands for a plain one) that torch's `invoke_subgraph` has no rule for."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    kind = type(t)
+    own = kind.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
+    return own and kind is not FakeTensor and kind not in INVOKE.python_key_table
 
 
 def functorch_wrapped(value: object) -> str:

@@ -72,6 +72,13 @@ _N7 = _any(
         for w in ("Cannot access storage of", "unimplemented builtin op on tensor arguments")
     )
 )
+
+
+def _NO_BINDER(d: Divergence) -> bool:
+    """`split_module`'s `symbol_to_node[s]` fails: `KeyError: s25` names a size symbol."""
+    return d.kind is Kind.CRASH and re.search(r"KeyError: [su]\d+\b", d.detail) is not None
+
+
 _UNPINNED = _any(_says("grad mode", kind=Kind.ORDER), _says("requires_grad", kind=Kind.ORDER))
 _OLD_ORDER = "keep_original_order=False"
 _GRAD_LEAK = _any(*(_says(w, case=_OLD_ORDER) for w in ("requires_grad", "grad mode", "CHK-4")))
@@ -94,6 +101,8 @@ CATALOGUE: tuple[KnownBug, ...] = (
              _says("the same graph runs differently"), known_in=("2.13.0",)),
     KnownBug("N5", "a subgraph returning a plain int", Component.DEDUP,
              _says("unexpected int output"), known_in=("2.13.0",)),
+    KnownBug("N8", "an operand of a tensor subclass the runtime has no rule for (NJT)",
+             Component.DEDUP, _says("no rule registered for HOP invoke_subgraph and subclass")),
     KnownBug("SRT-8", "grad-mode switches are not pinned", Component.DEDUP, _UNPINNED),
     KnownBug("B3", "one placeholder per node of region 0", Component.DEDUP,
              _says("the reference refused", "RPL-8")),
@@ -101,6 +110,8 @@ CATALOGUE: tuple[KnownBug, ...] = (
              _says("the reference refused", "RPL-9")),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
              _says("SRT-10")),
+    KnownBug("B9", "a cross-partition size whose symbol has no binder", Component.SPLIT,
+             _NO_BINDER),
     KnownBug("affix", "partition_affix with global state: a KeyError", Component.SPLIT,
              _says("KeyError", kind=Kind.CRASH, case="partition_affix")),
     KnownBug("B7", "keep_original_order=True runs partitions in appearance order",

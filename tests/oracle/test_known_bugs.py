@@ -11,6 +11,7 @@ from checker.oracle.diff import run_diff
 from checker.oracle.divergence import Blame, Component, Divergence, Kind
 from checker.oracle.known_bugs import CATALOGUE, classified, identify, known_for
 from tests.support.corpus import CORPUS_DIR
+from tests.support.models import njt_blocks, njt_inputs
 
 
 def _divergence(component: Component, kind: Kind, detail: str, case: str = "") -> Divergence:
@@ -77,3 +78,14 @@ def test_dif11_the_same_graph_running_differently_is_n4(ran: str) -> None:
     detail = f"the same graph runs differently; torch: example inputs: {ran}"
     bug = identify(_divergence(Component.DEDUP, Kind.GRAPH, detail))
     assert bug is not None and bug.id == "N4"
+
+
+@pytest.mark.spec("DIF-11")
+def test_dif11_nested_jagged_blocks_name_n8_in_dedup_and_b9_in_every_split_case() -> None:
+    model = Model("njt", njt_blocks, njt_inputs(), False, "")
+    found = run_diff([model], "torch", "all").graphs[0].divergences
+    assert {(d.component, d.bug) for d in found} == {
+        (Component.DEDUP, "N8"),
+        (Component.SPLIT, "B9"),
+    }, [d.detail for d in found]
+    assert all(d.wrong == "torch" for d in found)

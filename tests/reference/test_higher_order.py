@@ -10,14 +10,17 @@ from typing import Any
 import pytest
 import torch
 import torch.fx
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 from reference.bodies import same_body
 from reference.capture import capture
 from reference.dedup import deduplicate, outline_groups
 from reference.names import INVOKE
+from reference.outline import runtime_takes
 from reference.replace import Reason
 from tests.support.corpus import CORPUS_DIR, load_model_file
+from tests.support.models import njt_blocks, njt_inputs
 
 Node = torch.fx.Node
 
@@ -91,6 +94,27 @@ def test_rpl22_subgraph_nodes_carry_val() -> None:
     (sub,) = result.subgraphs.values()
     valued = [n for n in sub.graph.nodes if n.op != "output"]
     assert valued and all(n.meta.get("val") is n.meta["example_value"] for n in valued)
+
+
+@pytest.mark.spec("RPL-21")
+def test_rpl21_a_nested_jagged_operand_is_refused() -> None:
+    """torch's runtime has no rule for the NestedTensor subclass: a call taking one raises."""
+    c = capture(njt_blocks, njt_inputs())
+    result = deduplicate(c.gm, c.tracker)
+    assert not result.replaced
+    assert [(r.reason, r.detail) for r in result.refused] == [
+        (Reason.OPERAND, "nt is a NestedTensor"),
+        (Reason.OPERAND, "add is a NestedTensor"),
+    ]
+
+
+@pytest.mark.spec("RPL-21")
+def test_rpl21_plain_fake_and_parameter_tensors_are_taken() -> None:
+    with FakeTensorMode():
+        fake = torch.ones(2)
+    assert all(map(runtime_takes, (torch.ones(2), torch.nn.Parameter(torch.ones(2)), fake)))
+    nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=torch.jagged)
+    assert not runtime_takes(nested)
 
 
 def sizes(x: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -39,3 +39,17 @@ def call(
     """A call_method (string target) or call_function node with a chosen name."""
     op = "call_method" if isinstance(target, str) else "call_function"
     return g.create_node(op, target, args, name=name)
+
+
+def njt_block(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return (h * w).sin() + h
+
+
+def njt_blocks(values: torch.Tensor, offsets: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    nt = torch.nested.nested_tensor_from_jagged(values, offsets)
+    return njt_block(njt_block(nt, w), w).values()
+
+
+def njt_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(9, 4, generator=g), torch.tensor([0, 2, 5, 9]), torch.randn(4, generator=g)
