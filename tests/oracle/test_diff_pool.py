@@ -4,12 +4,22 @@ bad input stops it as it stops one process."""
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from checker.cli import main
-from checker.oracle.diff_pool import DiffArgs, ModelRef, model_refs, run_diff_pool
+from checker.oracle.diff import GraphDiff
+from checker.oracle.diff_pool import (
+    DiffArgs,
+    ModelRef,
+    _diff_here_while_queued,
+    diff_ref,
+    model_refs,
+    run_diff_pool,
+)
 from reference.errors import FxOracleError
 from tests.support.paths import CORPUS
 
@@ -52,3 +62,16 @@ def test_dif14_a_file_that_fails_in_a_worker_is_bad_input(tmp_path: Path) -> Non
     refs = [ModelRef(FILES[1]), ModelRef(str(broken))]
     with pytest.raises(FxOracleError, match="boom"):
         run_diff_pool(refs, DiffArgs("torch", "dedup"), 2)
+
+
+def test_dif14_this_process_diffs_the_models_still_queued() -> None:
+    """A model a pool process has taken stays there; every queued one is diffed here, in
+    place, with the result a worker would give."""
+    refs = [ModelRef(None, 0, i) for i in range(3)]
+    args = DiffArgs("torch", "dedup")
+    futures: list[Future[GraphDiff]] = [Future() for _ in refs]
+    taken = futures[0]
+    assert taken.set_running_or_notify_cancel()  # as a pool process does when it starts one
+    here = _diff_here_while_queued(futures, refs, args, None, threading.Event())
+    assert here == {1, 2} and futures[0] is taken and not taken.done()
+    assert [futures[k].result() for k in (1, 2)] == [diff_ref(refs[k], args) for k in (1, 2)]
