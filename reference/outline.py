@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 from torch._C._functorch import is_functorch_wrapped_tensor
+from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.bodies import is_body
 from reference.keys import example_value, flat_node_args, functorch_kind
@@ -78,8 +79,6 @@ def runtime_takes(value: object) -> bool:
 def dispatching_subclass(t: torch.Tensor) -> bool:
     """`t` is of a tensor subclass with its own `__torch_dispatch__` (not a fake tensor, which
     stands for a plain one) that torch's `invoke_subgraph` has no rule for."""
-    from torch._subclasses.fake_tensor import FakeTensor
-
     kind = type(t)
     own = kind.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
     return own and kind is not FakeTensor and kind not in INVOKE.python_key_table

@@ -74,7 +74,7 @@ _N7 = _any(
 )
 
 
-def _NO_BINDER(d: Divergence) -> bool:
+def _no_binder(d: Divergence) -> bool:
     """`split_module`'s `symbol_to_node[s]` fails: `KeyError: s25` names a size symbol."""
     return d.kind is Kind.CRASH and re.search(r"KeyError: [su]\d+\b", d.detail) is not None
 
@@ -111,7 +111,7 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
              _says("SRT-10")),
     KnownBug("B9", "a cross-partition size whose symbol has no binder", Component.SPLIT,
-             _NO_BINDER),
+             _no_binder),
     KnownBug("affix", "partition_affix with global state: a KeyError", Component.SPLIT,
              _says("KeyError", kind=Kind.CRASH, case="partition_affix")),
     KnownBug("B7", "keep_original_order=True runs partitions in appearance order",
