@@ -12,7 +12,7 @@ This module touches torch objects, so `Any` appears where they cross its edge.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +23,7 @@ import torch._dynamo
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
+from reference.effects import WRITES_META
 from reference.errors import FxOracleError, describe
 from reference.graph_copy import copy_graph, copy_graph_module
 from reference.tracker import GraphRegionTracker
@@ -173,7 +174,17 @@ def _recorded(out: Any, dynamic: bool) -> Capture:
     theirs = None
     if isinstance(tracker, _Tee):
         theirs = remap_torch_tracker(tracker.torch, found.nodes)
-    return Capture(found.gm, tracker.remapped(found.nodes), inputs, dynamic, theirs)
+    ours = tracker.remapped(found.nodes)
+    record_writes(found.gm.graph, ours.node_to_mutated_arg_positions)
+    return Capture(found.gm, ours, inputs, dynamic, theirs)
+
+
+def record_writes(graph: torch.fx.Graph, seen: Mapping[Node, Iterable[int]]) -> None:
+    """Store on every call node the positions the version counters saw it write, none
+    included, so that the graph tells its own writes to every later reader (EFF-1)."""
+    for node in graph.nodes:
+        if node.op.startswith("call_"):
+            node.meta[WRITES_META] = tuple(sorted(set(seen.get(node, ()))))
 
 
 def remap_torch_tracker(tracker: Any, nodes: Mapping[Node, Node]) -> Any:

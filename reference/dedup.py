@@ -1,6 +1,7 @@
 """Deduplication: region groups become shared subgraphs called through `invoke_subgraph`
-(spec chapter 03, RPL). This is the driver; `outline` plans and builds each subgraph,
-`replace` substitutes each region, `deps`/`order` keep the graph's ordering constraints.
+(spec chapter 03, RPL). This is the driver: `outline` plans and builds each subgraph,
+`legality` says which regions may be replaced, `replace` substitutes each one, `contraction`
+keeps the result acyclic (RPL-25), `deps`/`order` keep the graph's ordering constraints.
 
 `deduplicate(gm, tracker)` edits `gm` in place, as torch's `apply_graph_deduplication` does,
 and returns what it did as a `DedupResult`.
@@ -15,23 +16,21 @@ from typing import Any, Protocol
 import torch
 import torch.fx
 
+from reference.alias_db import AliasDB
 from reference.bodies import resolver
+from reference.contraction import Contraction
 from reference.deps import OrderingDeps, pinned_targets
-from reference.facts import ValueFacts
+from reference.legality import Facts, Refusal, group_refusal, region_refusal
 from reference.order import stable_topological_sort
-from reference.outline import (
-    OutlinePlan,
-    build_subgraph,
-    external_usages,
-    plan_outline,
-    unreturnable_output,
-)
+from reference.outline import OutlinePlan, build_subgraph, plan_outline
+from reference.policy import RIGHT, Policy
 from reference.regions import RegionSearch, search_regions
-from reference.replace import Reason, other_body, refusal, replace_region, wiring
+from reference.replace import Call, replace_region
 from reference.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 Gate = Callable[[Sequence[Sequence[Node]], OutlinePlan], tuple[int, str] | None]
+Reason = Refusal  # the name earlier releases exported
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +51,7 @@ class Refused:
     group: int
     region: int | None
     nodes: tuple[str, ...]
-    reason: Reason
+    reason: Refusal
     detail: str
 
     @property
@@ -76,38 +75,34 @@ def deduplicate(
     tracker: GraphRegionTracker,
     gate: Gate | None = None,
     *,
-    pin_grad_mode: bool = True,
-    keep_erased_deps: bool = True,
+    policy: Policy = RIGHT,
     deps: OrderingDeps | None = None,
     search: RegionSearch | None = None,
 ) -> DedupResult:
-    """Find `tracker`'s region groups in `gm` and outline them, in place (RPL-1..RPL-10).
+    """Find `tracker`'s region groups in `gm` and outline them, in place (RPL-1..RPL-25).
 
     `gate(group, plan)` may veto a group before anything changes: it returns (region index,
-    reason) for the first region it cannot prove safe, or None (RPL-11). `pin_grad_mode=False`
-    orders like torch, which lets computation cross `_set_grad_enabled` (SRT-8);
-    `keep_erased_deps=False` drops an erased node's own deps as torch does (SRT-10): both
-    reproduce torch's node order, its wrong results included, for comparison only. `deps`,
-    when given, must be `ordering_deps(gm.graph, mutations, pin_grad_mode)` (a gate built on
-    the same object saves building it twice); it is updated in place. `search`, when given, is
-    `search_regions(gm.graph, tracker.buckets())` done already (the regions are found once).
+    reason) for the first region it cannot prove safe, or None (RPL-11). A `policy` other than
+    the default follows torch in some of its ordering rules (`reference.policy`), for
+    comparison only. `deps`, when given, must be `ordering_deps(gm.graph, writes, policy)`
+    (a gate built on the same object saves building it twice); it is updated in place.
+    `search`, when given, is `search_regions(gm.graph, tracker.buckets())` done already.
     """
     if search is None:
         search = search_regions(gm.graph, tracker.buckets())
     groups = search.region_groups()
-    mutated = tracker.node_to_mutated_arg_positions
-    return outline_groups(gm, groups, mutated, gate, pin_grad_mode=pin_grad_mode,
-                          keep_erased_deps=keep_erased_deps, deps=deps)  # fmt: skip
+    writes = tracker.node_to_mutated_arg_positions
+    return outline_groups(gm, groups, writes, gate, policy=policy, deps=deps)
 
 
 def ordering_deps(
-    graph: torch.fx.Graph, mutated: Mapping[Node, Iterable[int]], pin_grad_mode: bool = True
+    graph: torch.fx.Graph, writes: Mapping[Node, Iterable[int]], policy: Policy = RIGHT
 ) -> OrderingDeps:
-    """The extra ordering dependencies of `graph` (SRT-6..SRT-8), mutations of nodes no longer
+    """The extra ordering dependencies of `graph` (SRT-6..SRT-13), writes of nodes no longer
     in the graph ignored."""
     present = set(graph.nodes)
-    positions = {n: tuple(sorted(p)) for n, p in mutated.items() if n in present}
-    return OrderingDeps.from_graph(graph, positions, pin_grad_mode=pin_grad_mode)
+    positions = {n: tuple(sorted(p)) for n, p in writes.items() if n in present}
+    return OrderingDeps.from_graph(graph, positions, policy=policy)
 
 
 class Installer(Protocol):
@@ -153,17 +148,14 @@ class ModuleInstaller:
 def outline_groups(
     gm: torch.fx.GraphModule,
     groups: Sequence[Sequence[Sequence[Node]]],
-    mutated: Mapping[Node, Iterable[int]],
+    writes: Mapping[Node, Iterable[int]],
     gate: Gate | None = None,
     *,
-    pin_grad_mode: bool = True,
-    keep_erased_deps: bool = True,
+    policy: Policy = RIGHT,
     deps: OrderingDeps | None = None,
 ) -> DedupResult:
     """Outline each group of `groups` (torch's order) into `gm`, then sort once (SRT-1)."""
-    found = outline(gm.graph, ModuleInstaller(gm), groups, mutated, gate,
-                    pin_grad_mode=pin_grad_mode, keep_erased_deps=keep_erased_deps,
-                    deps=deps)  # fmt: skip
+    found = outline(gm.graph, ModuleInstaller(gm), groups, writes, gate, policy=policy, deps=deps)
     gm.recompile()
     return found
 
@@ -172,18 +164,19 @@ def outline(
     graph: torch.fx.Graph,
     installer: Installer,
     groups: Sequence[Sequence[Sequence[Node]]],
-    mutated: Mapping[Node, Iterable[int]],
+    writes: Mapping[Node, Iterable[int]],
     gate: Gate | None = None,
     *,
-    pin_grad_mode: bool = True,
-    keep_erased_deps: bool = True,
+    policy: Policy = RIGHT,
     deps: OrderingDeps | None = None,
 ) -> DedupResult:
     """`outline_groups` on a bare graph, the subgraphs going to `installer` (chapter 03)."""
+    positions = {n: tuple(sorted(p)) for n, p in writes.items()}
+    db = AliasDB(graph, positions)
     if deps is None:
-        deps = ordering_deps(graph, mutated, pin_grad_mode)
-    pinned = pinned_targets(pin_grad_mode)
-    run = _Run(graph, installer, ValueFacts(graph, mutated, pinned), deps, gate, keep_erased_deps)
+        deps = OrderingDeps.from_graph(graph, _present(graph, positions), policy=policy, db=db)
+    facts = Facts(graph, db, pinned_targets(policy))
+    run = Outliner(graph, installer, facts, deps, gate, policy)
     for index, group in enumerate(groups):
         run.outline_group(index, group)
     stable_topological_sort(graph, deps.as_mapping())
@@ -192,66 +185,98 @@ def outline(
                        deps.as_mapping())  # fmt: skip
 
 
+def _present(
+    graph: torch.fx.Graph, writes: Mapping[Node, tuple[int, ...]]
+) -> dict[Node, tuple[int, ...]]:
+    present = set(graph.nodes)
+    return {n: p for n, p in writes.items() if n in present}
+
+
 def _names(nodes: Iterable[Node]) -> tuple[str, ...]:
     return tuple(n.name for n in nodes)
 
 
-class _Run:
-    """The state of one `outline` call: the graph, the installer and what has been done."""
+class Outliner:
+    """The state of one `outline` call: the graph, the installer, the facts and ordering deps
+    kept up to date, and what has been done."""
 
     def __init__(
         self,
         graph: torch.fx.Graph,
         installer: Installer,
-        facts: ValueFacts,
+        facts: Facts,
         deps: OrderingDeps,
         gate: Gate | None,
-        inherit: bool,
+        policy: Policy,
     ) -> None:
         self.graph, self.installer = graph, installer
-        self.facts, self.deps, self.gate = facts, deps, gate
-        self.inherit = inherit  # SRT-10: an erased node's own deps move to its replacement
+        self.facts, self.deps, self.gate, self.policy = facts, deps, gate, policy
+        self.contraction = Contraction(graph, deps.as_mapping()) if policy.refuse_cycles else None
         self.subgraphs: dict[str, torch.fx.GraphModule] = {}
         self.replaced: list[Replaced] = []
         self.refused: list[Refused] = []
 
     def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
-        """Plan, build and install the subgraph, then replace every region that may be."""
+        """Plan, check, build and install the subgraph, then replace every region that may be."""
         if self._taken_over(index, 0, group[0]):
             return  # RPL-17: the representative is gone, so is the subgraph it defines
-        if not external_usages(group[0]):
-            self.refused.append(Refused(index, None, _names(group[0]), Reason.NO_INPUTS, ""))
-            return  # RPL-5: torch installs nothing for such a group
         plan = plan_outline(group)
-        unreturnable = unreturnable_output(group[0], plan)
-        if unreturnable:
-            self.refused.append(Refused(index, None, _names(group[0]), Reason.OUTPUT, unreturnable))
-            return  # RPL-23: no region of the group can be called
+        whole = group_refusal(group, plan)
+        if whole is not None:
+            self.refused.append(Refused(index, None, _names(group[0]), *whole))
+            return  # RPL-5, RPL-23: torch installs nothing for such a group
         vetoed = self.gate(group, plan) if self.gate is not None else None
         if vetoed is not None:
             at, detail = vetoed
-            self.refused.append(Refused(index, at, _names(group[at]), Reason.GATE, detail))
+            self.refused.append(Refused(index, at, _names(group[at]), Refusal.GATE, detail))
             return
-        reference = wiring(group[0])
-        resolve = resolver(self.installer.root)
-        verdicts = [
-            other_body(region, group[0], plan, resolve)
-            or refusal(region, plan, reference, self.facts)
-            for region in group
-        ]
-        for k, why in enumerate(verdicts):
-            if why is not None:
-                self.refused.append(Refused(index, k, _names(group[k]), why[0], why[1]))
-        if all(why is not None for why in verdicts):
+        accepted = self._accepted(index, group, plan)
+        if not accepted or self._closes_cycle(index, group, accepted):
             self.installer.skip()
             return  # RPL-5: nothing calls it, so nothing is installed (the name stays used)
         call = self._install(build_subgraph(group[0], plan))
+        for k in accepted:
+            if not self._taken_over(index, k, group[k]):
+                self.replace(index, k, group[k], plan, call)
+
+    def _accepted(
+        self, index: int, group: Sequence[Sequence[Node]], plan: OutlinePlan
+    ) -> list[int]:
+        """The regions no rule refuses; the others are recorded as refused."""
+        resolve = resolver(self.installer.root)
+        accepted: list[int] = []
         for k, region in enumerate(group):
-            if verdicts[k] is None and not self._taken_over(index, k, region):
-                nodes = _names(region)
-                invoke = replace_region(self.graph, region, plan, call, self.facts,
-                                        self.deps, inherit=self.inherit)  # fmt: skip
-                self.replaced.append(Replaced(index, k, call[1], invoke.name, nodes))
+            why = region_refusal(region, group, plan, self.facts, resolve)
+            if why is None:
+                accepted.append(k)
+            else:
+                self.refused.append(Refused(index, k, _names(region), *why))
+        return accepted
+
+    def _closes_cycle(self, index: int, group: Sequence[Sequence[Node]], ks: list[int]) -> bool:
+        """RPL-25: contracting the accepted regions (with those replaced before) must leave the
+        dependency graph acyclic, or no order could run the calls; the group is refused."""
+        if self.contraction is None:
+            return False
+        found = self.contraction.cycle([group[k] for k in ks])
+        if found is None:
+            return False
+        at, path = found
+        k = ks[at]
+        self.refused.append(Refused(index, k, _names(group[k]), Refusal.CYCLE, f"cycle {path}"))
+        return True
+
+    def replace(
+        self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan, call: Call
+    ) -> None:
+        """Replace region `k` of group `index` by a call of `call` (RPL-12)."""
+        nodes = _names(region)
+        state = (self.facts, self.deps)
+        invoke, erased = replace_region(self.graph, region, plan, call, state,
+                                        inherit=self.policy.keep_erased_deps)  # fmt: skip
+        if self.contraction is not None:
+            self.contraction.replaced(erased)
+        self.replaced.append(Replaced(index, k, call.name, invoke.name, nodes))
 
     def _taken_over(self, index: int, k: int, region: Sequence[Node]) -> bool:
         """RPL-17: refuse region `k` when an earlier call (of this group or an earlier one)
@@ -262,13 +287,15 @@ class _Run:
         by = self.facts.replaced_by[gone].args[0]
         assert isinstance(by, Node), "RPL-12: a take-over getitem reads its call"
         detail = f"{gone.name} is now a getitem of {by.name}"
-        self.refused.append(Refused(index, k, _names(region), Reason.TAKEN_OVER, detail))
+        self.refused.append(Refused(index, k, _names(region), Refusal.TAKEN_OVER, detail))
         return True
 
-    def _install(self, subgraph: torch.fx.Graph) -> tuple[Node, str]:
+    def _install(self, subgraph: torch.fx.Graph) -> Call:
         """Install the subgraph and fetch it with a get_attr at the top (RPL-1)."""
         sub_gm = torch.fx.GraphModule(self.installer.root, subgraph)
         name = self.installer.install(sub_gm)
         self.subgraphs[name] = sub_gm
         with self.graph.inserting_before():
-            return self.graph.create_node("get_attr", name, (), {}), name
+            fetch = self.graph.create_node("get_attr", name, (), {})
+        self.facts.db.add_node(fetch)
+        return Call(fetch, name)

@@ -1,48 +1,33 @@
 """Extra ordering dependencies (spec chapter 04, "Stable topological sort and ordering deps").
 
-Contract: `OrderingDeps.from_graph(graph, mutated_positions)` holds the extra dependencies torch's
-`_populate_additional_deps` computes: mutation order (SRT-6) and autocast pinning (SRT-7),
-plus grad-mode and functorch-switch pinning, deliberate divergences (SRT-8, SRT-11). The
-replacer updates them in place with `redirect` when it erases a region node (SRT-9); a reverse
-index makes that cost proportional to the erased node's own deps and dependents, where torch
-rescans every entry.
+Contract: `OrderingDeps.from_graph(graph, writes)` holds the extra dependencies torch's
+`_populate_additional_deps` computes, mutation order (SRT-6) and autocast pinning (SRT-7), plus
+the deliberate divergences, each switchable by `reference.policy.Policy`: grad-mode and
+functorch-switch pinning (SRT-8, SRT-11), writes ordered against every alias of what they write
+(SRT-12, from the alias DB of chapter 09) and random draws kept in order (SRT-13). The replacer
+updates them in place with `redirect` when it erases a region node (SRT-9); a reverse index makes
+that cost proportional to the erased node's own deps and dependents, where torch rescans every
+entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-import torch
-from torch._functorch import predispatch
-from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.fx import Graph, Node
 
+from reference.alias_db import RNG, AliasDB, StorageClass
+from reference.effects import AUTOCAST_TARGETS, FUNCTORCH_TARGETS, GRAD_MODE_TARGET
 from reference.errors import FxOracleError
-from reference.keys import flat_node_args
-
-AUTOCAST_TARGETS: tuple[Callable[..., object], ...] = (_enter_autocast, _exit_autocast)
-GRAD_MODE_TARGET: Callable[..., object] = torch._C._set_grad_enabled
-# The switches of functorch's transforms (vmap, grad, jvp) and of the autograd state they set:
-# each changes the interpreter stack or autograd state the nodes after it run under (SRT-11).
-FUNCTORCH_TARGETS: tuple[Callable[..., object], ...] = (
-    predispatch._vmap_increment_nesting,
-    predispatch._vmap_decrement_nesting,
-    predispatch._jvp_increment_nesting,
-    predispatch._jvp_decrement_nesting,
-    predispatch._enter_dual_level,
-    predispatch._exit_dual_level,
-    torch._C._functorch._grad_increment_nesting,
-    torch._C._functorch._grad_decrement_nesting,
-    torch._C._functorch.set_inplace_requires_grad_allowed,
-    torch._C._set_fwd_grad_enabled,
-)  # not the saved-tensor-hook switches `grad` also emits: computation is the same on either
-# side of them, and torch's own T7 test pins its order across them
+from reference.fx_helpers import flat_node_args
+from reference.policy import RIGHT, Policy
 
 
-def pinned_targets(pin_grad_mode: bool = True) -> tuple[Callable[..., object], ...]:
+def pinned_targets(policy: Policy = RIGHT) -> tuple[Callable[..., object], ...]:
     """The global-state switches that keep their place: autocast (torch's, SRT-7), functorch's
-    transforms (SRT-11) and, unless `pin_grad_mode=False`, grad mode (SRT-8)."""
-    return AUTOCAST_TARGETS + FUNCTORCH_TARGETS + ((GRAD_MODE_TARGET,) if pin_grad_mode else ())
+    transforms (SRT-11) and, with `policy.pin_grad_mode`, grad mode (SRT-8)."""
+    grad = (GRAD_MODE_TARGET,) if policy.pin_grad_mode else ()
+    return AUTOCAST_TARGETS + FUNCTORCH_TARGETS + grad
 
 
 class OrderingDeps:
@@ -62,20 +47,40 @@ class OrderingDeps:
     def from_graph(
         cls,
         graph: Graph,
-        mutated_positions: Mapping[Node, Sequence[int]],
+        writes: Mapping[Node, Sequence[int]] | None = None,
         *,
-        pin_grad_mode: bool = True,
+        policy: Policy = RIGHT,
+        db: AliasDB | None = None,
     ) -> OrderingDeps:
-        """Mutation deps, then global-state deps, as torch's `_populate_additional_deps`.
+        """Mutation deps, then alias and draw deps, then global-state deps.
 
-        `mutated_positions[n]` lists the positions in `keys.flat_node_args(n)` that `n` mutates.
-        With `pin_grad_mode=False`, or with no `_set_grad_enabled` node, and with no functorch
-        switch (SRT-11), the result equals torch's.
+        `writes[n]` lists the positions in `fx_helpers.flat_node_args(n)` that `n` writes, in
+        the order torch's tracker recorded them (default: `effects.recorded_writes`); `db`, when
+        given, is the alias DB built with the same writes. With `policy.TORCH`'s settings for
+        grad mode, aliases and draws, the result equals torch's, entry for entry.
         """
-        deps = cls()
-        deps._add_mutation_deps(graph, mutated_positions)
-        deps._add_global_state_deps(graph, pinned_targets(pin_grad_mode))
-        return deps
+        found = cls.of_effects(graph, writes, policy=policy, db=db)
+        found._add_global_state_deps(graph, pinned_targets(policy))
+        return found
+
+    @classmethod
+    def of_effects(
+        cls,
+        graph: Graph,
+        writes: Mapping[Node, Sequence[int]] | None = None,
+        *,
+        policy: Policy = RIGHT,
+        db: AliasDB | None = None,
+    ) -> OrderingDeps:
+        """The deps that writes and draws impose (SRT-6, SRT-12, SRT-13), no global-state pins:
+        what split's partitions must respect too (SPL-15)."""
+        if db is None:
+            db = AliasDB(graph, writes)
+        found = cls()
+        found._add_mutation_deps(graph, db.written if writes is None else writes)
+        if policy.order_aliases or policy.order_draws:
+            found._add_access_deps(graph, db, policy)
+        return found
 
     def add(self, node: Node, dep: Node) -> None:
         """Record that `node` must follow `dep` (appended unless already listed)."""
@@ -147,6 +152,28 @@ class OrderingDeps:
                         self.add(node, user)
                     elif user is not node:
                         self.add(user, node)
+
+    def _add_access_deps(self, graph: Graph, db: AliasDB, policy: Policy) -> None:
+        """SRT-12, SRT-13: per storage class, a write follows the previous write and every read
+        since it, and a read follows the last write before it; the random generator is a class
+        every draw writes. Edges torch's rule (SRT-6) or the data already has are not repeated,
+        so a graph whose accesses all go through the written node itself gets torch's map."""
+        last: dict[StorageClass, Node] = {}
+        since: dict[StorageClass, list[Node]] = {}
+        for node in graph.nodes:
+            written, args = db.writes(node), set(flat_node_args(node))
+            for cls in sorted(db.reads(node) | written):
+                if not (policy.order_draws if cls == RNG else policy.order_aliases):
+                    continue
+                before = [last[cls]] if cls in last else []
+                if cls in written:
+                    before += since.pop(cls, [])
+                    last[cls] = node
+                else:
+                    since.setdefault(cls, []).append(node)
+                for dep in before:
+                    if dep is not node and dep not in args:
+                        self.add(node, dep)
 
     def _add_global_state_deps(
         self, graph: Graph, targets: Sequence[Callable[..., object]]

@@ -35,6 +35,8 @@ from torch.utils._ordered_set import OrderedSet
 from reference.capture import dynamo_pass, dynamo_tracker
 from reference.dedup import DedupResult, ordering_deps, outline
 from reference.graph_copy import copy_graph_module
+from reference.names import INVOKE
+from reference.policy import RIGHT, TORCH, Policy
 from reference.regions import search_regions
 from reference.tracker import GraphRegionTracker, track_graph
 
@@ -60,7 +62,7 @@ class _OutputGraphInstaller:
         """Dynamo's names come from what is installed: a skipped group takes none."""
 
 
-def deduplicate_output_graph(output_graph: Any, *, pin_grad_mode: bool = True) -> DedupResult:
+def deduplicate_output_graph(output_graph: Any, *, policy: Policy = RIGHT) -> DedupResult:
     """The reference pass on a Dynamo output graph (or anything with `graph`, `region_tracker`,
     `nn_modules` and `install_subgraph`), in place (RPL-19)."""
     graph = output_graph.graph
@@ -68,9 +70,8 @@ def deduplicate_output_graph(output_graph: Any, *, pin_grad_mode: bool = True) -
     if not isinstance(tracker, GraphRegionTracker):
         tracker = track_graph(graph)  # torch's tracker: key the graph from its metadata
     groups = search_regions(graph, tracker.buckets()).region_groups()
-    mutated = tracker.node_to_mutated_arg_positions
-    return outline(graph, _OutputGraphInstaller(output_graph), groups, mutated,
-                   pin_grad_mode=pin_grad_mode)  # fmt: skip
+    writes = tracker.node_to_mutated_arg_positions
+    return outline(graph, _OutputGraphInstaller(output_graph), groups, writes, policy=policy)
 
 
 def apply_graph_deduplication(output_graph: Any) -> dict[str, torch.fx.GraphModule]:
@@ -79,11 +80,11 @@ def apply_graph_deduplication(output_graph: Any) -> dict[str, torch.fx.GraphModu
 
 
 def additional_deps(
-    graph: torch.fx.Graph, mutated: Mapping[Node, Iterable[int]], *, pin_grad_mode: bool = False
+    graph: torch.fx.Graph, writes: Mapping[Node, Iterable[int]], *, policy: Policy = TORCH
 ) -> dict[Node, OrderedSet[Node]]:
-    """The extra ordering dependencies of `graph` in torch's format; with the default
-    `pin_grad_mode=False` they equal torch's `_populate_additional_deps` (SRT-6..SRT-8)."""
-    return torch_format(ordering_deps(graph, mutated, pin_grad_mode).as_mapping())
+    """The extra ordering dependencies of `graph` in torch's format; with the default policy
+    (torch's rules) they equal torch's `_populate_additional_deps` (SRT-6..SRT-13)."""
+    return torch_format(ordering_deps(graph, writes, policy).as_mapping())
 
 
 def torch_format(deps: Mapping[Node, Sequence[Node]]) -> dict[Node, OrderedSet[Node]]:
@@ -102,9 +103,13 @@ def use_reference() -> Iterator[None]:
 def torch_form(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """A copy of a module deduplicated by the reference, printed as torch's pass would leave
     it: torch gives subgraph placeholders no `example_value` and subgraph nodes no `val`
-    (which `print_readable` shows as types); fxoracle sets both (CHK-5 reads the first,
-    torch's runtime the second, RPL-22). The computation is the same."""
+    (which `print_readable` shows as types), nor the call itself an example value; fxoracle
+    sets them (CHK-5 reads the first, torch's runtime the second, RPL-22, the alias DB the
+    third, EFF-7). The computation is the same."""
     copy = copy_graph_module(gm).gm
+    for node in copy.graph.nodes:
+        if node.target is INVOKE:
+            node.meta.pop("example_value", None)
     for name, child in copy.named_children():
         if isinstance(child, torch.fx.GraphModule) and name.startswith("subgraph"):
             for node in child.graph.nodes:

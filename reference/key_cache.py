@@ -24,6 +24,8 @@ import torch.fx
 from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
+from reference.effects import WRITES_META, WRITING_KWARGS, target_may_write
+from reference.fx_helpers import example_value
 from reference.keys import (
     ArgKey,
     CallSite,
@@ -34,11 +36,9 @@ from reference.keys import (
     TensorMeta,
     Unkeyable,
     call_site_from_stack_trace,
-    example_value,
     tensor_meta,
     value_key,
 )
-from reference.mutation import WRITING_KWARGS, target_may_write
 from reference.names import qualified_name
 
 Node = torch.fx.Node
@@ -118,7 +118,7 @@ class KeyCache:
             if target is _SET_GRAD_ENABLED and op == "call_function":
                 state = replace(state, grad_enabled=bool(node.args[0]))
                 state_id = self._states.id_of(state)
-            value = meta.get("example_value", meta.get("val"))  # `keys.example_value`
+            value = meta.get("example_value", meta.get("val"))  # `fx_helpers.example_value`
             if type(value) is _FAKE:  # its users find it in `_node_ids`
                 node_ids[node] = self._tensor_id(value)
             site = trace_ids.get(meta.get("stack_trace"))
@@ -131,6 +131,8 @@ class KeyCache:
             kwargs = node.kwargs
             if kwargs:
                 writes = writes or not WRITING_KWARGS.isdisjoint(kwargs)
+            if WRITES_META in meta:  # live capture saw it write (EFF-1)
+                writes = True
             try:
                 yield node, (state_id, site, op, name, *self._arg_ids(node.args, kwargs)), writes
             except Unkeyable as e:
@@ -223,7 +225,7 @@ class KeyCache:
 
 def _target_facts(target: Target) -> tuple[str, bool]:
     """A target's qualified name, and whether its nodes may write an argument whatever their
-    keyword arguments (`mutation.target_may_write`)."""
+    keyword arguments (`effects.target_may_write`)."""
     return qualified_name(target), target_may_write(target)
 
 

@@ -21,6 +21,7 @@ import torch.fx
 from torch._C._functorch import is_batchedtensor, is_functorch_wrapped_tensor, is_gradtrackingtensor
 from torch._prims_common import suggest_memory_format
 
+from reference.fx_helpers import example_value
 from reference.names import qualified_name
 from reference.torch_version import TORCH
 
@@ -189,11 +190,6 @@ def node_key(
     )
 
 
-def example_value(node: torch.fx.Node) -> Any:
-    """A node's example value: `example_value` (Dynamo) or `val` (export), else None."""
-    return node.meta.get("example_value", node.meta.get("val"))
-
-
 def arg_key(arg: Any) -> ArgKey:
     """Describe one argument: a node by its example value, anything else as a constant.
 
@@ -308,24 +304,6 @@ def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
         return None
     last = frames[-1]
     return CallSite(last["file"], int(last["line"]), None)
-
-
-def flat_node_args(node: torch.fx.Node) -> list[torch.fx.Node]:
-    """Node arguments in `map_arg` order (args, then kwargs in insertion order), repeats kept.
-
-    Mutated-argument positions index this list, as torch's tracker does.
-    """
-    found: list[torch.fx.Node] = []
-    torch.fx.map_arg((node.args, node.kwargs), found.append)
-    return found
-
-
-def unique_node_args(node: torch.fx.Node) -> list[torch.fx.Node]:
-    """`flat_node_args` without repeats, first occurrence kept (the expansion's BFS order).
-
-    fx keeps exactly this list up to date as `all_input_nodes`, so it is read, not rebuilt.
-    """
-    return node.all_input_nodes
 
 
 def describe(key: NodeKey) -> str:

@@ -15,7 +15,7 @@ from typing import NewType, cast
 import torch.fx
 
 from reference.errors import FxOracleError
-from reference.keys import unique_node_args
+from reference.fx_helpers import unique_node_args
 
 NodeIndex = NewType("NodeIndex", int)
 BucketId = NewType("BucketId", int)
@@ -124,7 +124,7 @@ def view_of_graph(
 def _arg_positions(
     nodes: Sequence[torch.fx.Node], index: Mapping[torch.fx.Node, NodeIndex]
 ) -> tuple[tuple[NodeIndex, ...], ...]:
-    """Each node's unique node arguments (`keys.unique_node_args`) as positions. fx keeps them
+    """Each node's unique node arguments (`fx_helpers.unique_node_args`) as positions. fx keeps them
     as the keys of `_input_nodes`, read here directly: this runs once per node per search."""
     position = index.__getitem__
     try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from torch.fx import Graph, Node
 
 from reference.errors import FxOracleError
-from reference.keys import unique_node_args
+from reference.fx_helpers import unique_node_args
 
 
 class NoOrder(FxOracleError, AssertionError):

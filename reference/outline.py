@@ -21,7 +21,8 @@ from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.bodies import is_body
-from reference.keys import example_value, flat_node_args, functorch_kind
+from reference.fx_helpers import example_value, flat_node_args
+from reference.keys import functorch_kind
 from reference.names import INVOKE
 
 Node = torch.fx.Node
@@ -129,6 +130,20 @@ def external_usages(region: Sequence[Node]) -> dict[Node, list[Usage]]:
 
 def usage_node(region: Sequence[Node], usage: Usage) -> Node:
     return flat_node_args(region[usage.node])[usage.arg]
+
+
+def operands(region: Sequence[Node], plan: OutlinePlan) -> list[Node]:
+    """The call's operands for `region`: per slot, its first usage's node, or the flattened
+    getitems; attribute slots pass nothing (RPL-2, RPL-4, RPL-20)."""
+    found: list[Node] = []
+    for slot in plan.slots:
+        if not slot.is_operand:
+            continue
+        if slot.flattened:
+            found.extend(region[i] for i in slot.flattened)
+        else:
+            found.append(usage_node(region, slot.usages[0]))
+    return found
 
 
 def output_positions(group: Sequence[Sequence[Node]]) -> tuple[int, ...]:

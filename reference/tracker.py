@@ -17,6 +17,7 @@ import torch
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
+from reference.effects import writes as written_positions
 from reference.key_cache import KeyCache, RawKey
 from reference.keys import (
     CallSite,
@@ -26,7 +27,6 @@ from reference.keys import (
     current_global_state,
     node_key,
 )
-from reference.mutation import mutated_positions
 from reference.regions import Buckets, find_identical_regions
 
 Node = torch.fx.Node
@@ -137,10 +137,11 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
 
     The call site is the innermost frame of each node's `stack_trace`; argument metadata comes
     from `example_value` (Dynamo) or `val` (export). Global state is the process's, except grad
-    mode, which follows the graph's own `_set_grad_enabled` calls. Mutations come from op
-    schemas and names (TRK-8). Each value is described once (`KeyCache`, TRK-13), with the
-    cyclic garbage collector paused: keying allocates and frees nothing cyclic, and each of the
-    collector's passes would walk every node and fake tensor of the graph again.
+    mode, which follows the graph's own `_set_grad_enabled` calls. Mutations are what live
+    capture recorded, else what the ops declare (`effects.writes`, EFF-1, TRK-8). Each value is
+    described once (`KeyCache`, TRK-13), with the cyclic garbage collector paused: keying
+    allocates and frees nothing cyclic, and each of the collector's passes would walk every
+    node and fake tensor of the graph again.
     """
     cache = KeyCache()
     with collector_paused(), cache.reading():
@@ -163,7 +164,7 @@ def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
             to_key[node] = key
             to_bucket[node] = bucket
         if writes:
-            for pos in mutated_positions(node):
+            for pos in written_positions(node):
                 tracker.add_node_mutation(node, pos)
     return tracker
 

@@ -17,7 +17,7 @@ import torch
 import torch.fx
 
 from reference.errors import FxOracleError
-from reference.keys import example_value
+from reference.fx_helpers import example_value
 
 SEED = 0  # inputs built from metadata are random, but the same on every load
 

@@ -30,7 +30,7 @@ from checker.io.inputs import inputs_from_metadata, is_dynamic
 from checker.io.model_file import Model, load_model_file
 from reference.capture import Capture
 from reference.errors import FxOracleError, describe
-from reference.keys import example_value
+from reference.fx_helpers import example_value
 from reference.tracker import track_graph
 
 

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from checker.io.reports import to_json, write_atomically
-from checker.io.threads import one_thread
 from checker.oracle.cluster import ray_executor
 from checker.oracle.findings import Campaign, Progress
 from checker.oracle.fuzz_tasks import (
@@ -131,7 +130,7 @@ def _where(workers: int | None, ray: str | None) -> Iterator[_Where]:
     if n == 1:
         yield _Where(InProcess(), 1, steal=False)
         return
-    with process_pool(n - 1) as pool, one_thread():
+    with process_pool(n - 1) as pool:
         yield _Where(pool, 8 * n, steal=True)  # enough queued for this process to take
 
 
@@ -240,8 +239,8 @@ def _result(future: Future[T], otherwise: Callable[[Exception], T]) -> T:
 
 @contextmanager
 def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """`workers` spawned processes, one thread each; on an exception (Ctrl-C included) they
-    are terminated, not waited for."""
+    """`workers` spawned processes; on an exception (Ctrl-C included) they are terminated, not
+    waited for."""
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=(quiet_now(),))
     try:

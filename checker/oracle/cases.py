@@ -91,12 +91,11 @@ def sort_input(
     ordering deps for it (mutation order and autocast pins), computed before scrambling."""
     from reference.deps import OrderingDeps
     from reference.graph_copy import copy_graph_module
-    from reference.mutation import mutated_positions
+    from reference.policy import TORCH
 
     gm = copy_graph_module(base).gm
     nodes = list(gm.graph.nodes)
-    positions = {n: mutated_positions(n) for n in nodes}
-    deps = OrderingDeps.from_graph(gm.graph, positions, pin_grad_mode=False).as_mapping()
+    deps = OrderingDeps.from_graph(gm.graph, policy=TORCH).as_mapping()
     body, output = nodes[:-1], nodes[-1]
     if scramble == "reversed":
         body.reverse()

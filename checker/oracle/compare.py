@@ -46,7 +46,7 @@ from checker.oracle.contract import (
 from checker.oracle.divergence import Blame, Component, Divergence, Kind
 from checker.oracle.impls import ReferenceImpl
 from checker.oracle.judge import Judgement, attempt, compare_runs, judge_transformation
-from checker.oracle.meaning import Interner, Malformed, meaning
+from checker.oracle.meaning import Interner, meaning
 from checker.oracle.protocol import (
     CapturedGraph,
     Deduplicates,
@@ -55,7 +55,9 @@ from checker.oracle.protocol import (
     Sorts,
     Splits,
 )
+from checker.proof.inline import InlineError
 from reference.errors import FxOracleError, describe
+from reference.policy import fewest_torch_rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +74,15 @@ class Sides:
     strict_order: bool = False  # compare positions, not meanings (DIF-3)
 
     def same(self, ours: torch.fx.GraphModule, theirs: torch.fx.GraphModule) -> bool:
-        """The two outputs agree: the same meaning, or with `strict_order` the same positional
-        form (DIF-3)."""
-        if self.strict_order:
-            return canonical_graph(ours) == canonical_graph(theirs)
+        """The two outputs agree: the same meaning and, with `strict_order`, the same node
+        positions too (DIF-3)."""
         interner = Interner()
         try:
-            return meaning(ours, interner) == meaning(theirs, interner)
-        except Malformed:  # not the same: the judge then says which side is malformed
+            if meaning(ours, interner) != meaning(theirs, interner):
+                return False
+        except InlineError:  # not the same: the judge then says which side is malformed
             return False
+        return not self.strict_order or canonical_graph(ours) == canonical_graph(theirs)
 
     def divergence(
         self, component: Component, kind: Kind, blame: Blame, detail: str, case: str = "",
@@ -101,13 +103,18 @@ class Subject:
         self.graph, self.sides = graph, sides
 
     @cached_property
-    def ours(self) -> DedupOutput:
-        return self.sides.reference.deduplicate(self.graph.copy())
+    def ours(self) -> DedupOutput | Exception:
+        try:
+            return self.sides.reference.deduplicate(self.graph.copy())
+        except Exception as e:  # the reference's crash is judged like any side's (DIF-4)
+            return e
 
     @cached_property
     def judged_ours(self) -> Judgement:
         """The reference's output judged on its own (DIF-4), when a comparison needs it."""
         graph, ours = self.graph, self.ours
+        if isinstance(ours, Exception):
+            return Judgement("wrong", f"raised {describe(ours)}")
         return judge_transformation(graph.gm, ours.transformed, graph.example_inputs,
                                     ours.extra_deps)  # fmt: skip
 
@@ -123,6 +130,14 @@ class Subject:
             return dedup_output(found)
         except ContractError as e:  # the plug-in's fault, reported as such (DIF-12)
             return e
+
+    def judged_theirs(self, theirs: DedupOutput | Exception) -> Judgement:
+        """The other side's output judged on its own (DIF-4)."""
+        if isinstance(theirs, Exception):
+            return Judgement("wrong", f"raised {describe(theirs)}")
+        graph = self.graph
+        return judge_transformation(graph.gm, theirs.transformed, graph.example_inputs,
+                                    theirs.extra_deps)  # fmt: skip
 
 
 def blame(ours: Judgement, theirs: Judgement, label: str, difference: str) -> tuple[Blame, str]:
@@ -147,7 +162,12 @@ def blame(ours: Judgement, theirs: Judgement, label: str, difference: str) -> tu
 
 def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
     """Region groups by node names; faults decide who is wrong (DIF-4)."""
-    ours = subject.ours.groups
+    reference = subject.ours
+    ours = (
+        sides.reference.find_regions(subject.graph.copy())
+        if isinstance(reference, Exception)
+        else reference.groups
+    )
     other = sides.other
     assert isinstance(other, FindsRegions), "DIF-1: the part is implemented"
     found = attempt(lambda: other.find_regions(subject.graph.copy()))
@@ -192,50 +212,47 @@ def _broke(sides: Sides, component: Component, e: ContractError, case: str = "")
 
 
 def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
-    """The graph right after each side's pass, canonically; judged when they differ."""
+    """The graph right after each side's pass, by meaning; both judged when they differ, and
+    both run against the original even when they agree (DIF-3, DIF-4)."""
     ours, theirs = subject.ours, subject.theirs
-    graph = subject.graph
     if isinstance(theirs, ContractError):
         return [_broke(sides, Component.DEDUP, theirs)]
-    if isinstance(theirs, Exception):
-        judged = Judgement("wrong", f"raised {describe(theirs)}")
-        found, detail = blame(subject.judged_ours, judged, sides.label, "the pass crashed")
-        return [sides.divergence(Component.DEDUP, Kind.CRASH, found, detail, error=theirs)]
+    if isinstance(ours, Exception) or isinstance(theirs, Exception):
+        found, detail = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
+                              "the pass crashed")  # fmt: skip
+        error = theirs if isinstance(theirs, Exception) else None
+        return [sides.divergence(Component.DEDUP, Kind.CRASH, found, detail, error=error)]
     if sides.same(ours.transformed, theirs.transformed):
-        return _same_form(subject, sides, theirs)
+        return _same_form(subject, sides, ours, theirs)
     a, b = canonical_graph(ours.transformed), canonical_graph(theirs.transformed)
     kind = Kind.ORDER if only_order_differs(a, b) else Kind.GRAPH
     difference = first_difference(a, b, ("reference", sides.label))
-    other = judge_transformation(
-        graph.gm, theirs.transformed, graph.example_inputs, theirs.extra_deps
-    )
-    found, detail = blame(subject.judged_ours, other, sides.label, difference)
+    found, detail = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
+                          difference)  # fmt: skip
     if found in (Blame.NEITHER, Blame.OTHER):
         detail += _why_they_differ(subject, b)
     return [sides.divergence(Component.DEDUP, kind, found, detail)]
 
 
-def _same_form(subject: Subject, sides: Sides, theirs: DedupOutput) -> list[Divergence]:
-    """Equal forms can still run differently: the forms leave out node metadata,
-    which torch's runtime reads (RPL-22: without `val` it runs the body on uninitialised
-    operands). A run on the example inputs decides; only then are both judged (DIF-4)."""
+def _same_form(
+    subject: Subject, sides: Sides, ours: DedupOutput, theirs: DedupOutput
+) -> list[Divergence]:
+    """Equal meanings still run: the form leaves out node metadata, which torch's runtime
+    reads (RPL-22: without `val` it runs the body on uninitialised operands), and a semantics
+    both sides share could be wrong. Each side runs on the example inputs against the
+    original; a side whose numbers differ is never in an agreement (DIF-4)."""
     graph = subject.graph
-    ran = compare_runs(graph.gm, theirs.transformed, graph.example_inputs)
-    if ran is None or not ran.wrong:
+    judged = []
+    for side in (ours, theirs):
+        ran = compare_runs(graph.gm, side.transformed, graph.example_inputs)
+        wrong = ran is not None and ran.wrong
+        judged.append(Judgement(ran.verdict, f"example inputs: {ran.reason}") if ran and wrong
+                      else Judgement("right", ""))  # fmt: skip
+    if not any(j.wrong for j in judged):
         return []
-    judged = Judgement(ran.verdict, f"example inputs: {ran.reason}")
-    found, detail = blame(
-        subject.judged_ours, judged, sides.label, "the same graph runs differently"
-    )
-    kind = Kind.CRASH if ran.reason.startswith("raised") else Kind.GRAPH
+    found, detail = blame(judged[0], judged[1], sides.label, "the same graph runs differently")
+    kind = Kind.CRASH if any("raised" in j.reason for j in judged if j.wrong) else Kind.GRAPH
     return [sides.divergence(Component.DEDUP, kind, found, detail)]
-
-
-TORCH_RULES = (
-    ((True, False), "unpinned grad mode (SRT-8)"),
-    ((False, True), "erasure that drops an erased node's own deps (SRT-10)"),
-    ((True, True), "unpinned grad mode and lossy erasure (SRT-8, SRT-10)"),
-)
 
 
 def _why_they_differ(subject: Subject, theirs: object) -> str:
@@ -244,13 +261,16 @@ def _why_they_differ(subject: Subject, theirs: object) -> str:
     (canonical)."""
     ours, found = subject.ours, subject.theirs
     reason = ""
+    if isinstance(ours, Exception):
+        return reason
     if not isinstance(found, Exception) and ours.groups != found.groups and found.groups:
         reason += "; they outlined different region groups (see tracker)"
     if ours.refusals:
         reason += f"; the reference refused {ours.refusals[0]}"
-    for rules, name in TORCH_RULES:
-        rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), rules))
+    for policy in fewest_torch_rules():
+        rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), policy))
         if isinstance(rerun, DedupOutput) and canonical_graph(rerun.transformed) == theirs:
+            name = policy.describe_torch_rules()
             return reason + f"; with torch's {name} the reference gives the same graph"
     return reason
 
@@ -327,7 +347,7 @@ def _split_divergence(
         return []  # both refuse
     if not isinstance(ours, Exception) and not isinstance(theirs, Exception):
         if sides.same(ours, theirs):
-            return []
+            return _same_split(outs, gm, inputs, sides, case)
         a, b = canonical_graph(ours), canonical_graph(theirs)
         difference = first_difference(a, b, ("reference", sides.label))
         kind = Kind.ORDER if only_order_differs(a, b) else Kind.GRAPH
@@ -340,6 +360,19 @@ def _split_divergence(
     found, detail = blame(judged[0], judged[1], sides.label, difference)
     error = theirs if isinstance(theirs, Exception) else None
     return [sides.divergence(Component.SPLIT, kind, found, detail, str(case), error)]
+
+
+def _same_split(
+    outs: list[Any], gm: torch.fx.GraphModule, inputs: tuple[Any, ...], sides: Sides,
+    case: SplitCase,
+) -> list[Divergence]:  # fmt: skip
+    """Two splits that mean the same still each run against the original (DIF-4)."""
+    ran = [compare_runs(gm, out, inputs) for out in outs]
+    judged = [Judgement("right", "") if r is None or not r.wrong else r for r in ran]
+    if not any(j.wrong for j in judged):
+        return []
+    found, detail = blame(judged[0], judged[1], sides.label, "the same split runs differently")
+    return [sides.divergence(Component.SPLIT, Kind.GRAPH, found, detail, str(case))]
 
 
 COMPARE: Mapping[Component, Callable[[Subject, Sides], list[Divergence]]] = {

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker.io.model_file import Model, load_model_file
-from checker.io.threads import one_thread
 from checker.oracle.campaign_pool import InProcess, process_pool
 from checker.oracle.diff import (
     DiffReport,
@@ -84,7 +83,7 @@ def run_diff_pool(
         raise FxOracleError("nothing to compare: give model files or --random N")
     sides = make_sides(args.against, args.component, strict_order=args.strict_order)
     helpers = min(workers, len(refs)) - 1
-    with process_pool(max(helpers, 1)) as pool, one_thread(), interrupts_noted() as interrupted:
+    with process_pool(max(helpers, 1)) as pool, interrupts_noted() as interrupted:
         futures = [pool.submit(diff_ref, ref, args) for ref in refs]
         here = _diff_here_while_queued(futures, refs, args, progress, interrupted)
         _report_progress(futures, progress, told=here)

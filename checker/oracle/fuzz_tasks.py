@@ -12,8 +12,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from checker.oracle.compare import Sides
 from checker.oracle.diff import make_sides
 from checker.oracle.divergence import Blame, Divergence, Kind
@@ -74,8 +72,9 @@ def quiet_now() -> bool:
 
 
 def prepare_worker(quiet: bool) -> None:
-    """A worker process uses one thread, so that N workers scale on N cores."""
-    torch.set_num_threads(1)
+    """A worker process keeps torch's thread count as it is: the count is part of every node
+    key (TRK-2), so a worker must key as this process does (DIF-13); the runs that compute
+    use one thread each (`checker.proof.runs`), so N workers still scale on N cores."""
     if quiet:
         logging.disable(logging.CRITICAL)
         warnings.simplefilter("ignore")

@@ -30,11 +30,11 @@ from checker.oracle.torch_side import torch_dedup, torch_regions
 from reference.dedup import deduplicate
 from reference.errors import FxOracleError, describe
 from reference.order import stable_topological_sort
+from reference.policy import RIGHT, Policy
 from reference.regions import search_regions
 from reference.split import split_module
 
 Node = torch.fx.Node
-TorchRules = tuple[bool, bool]  # (grad mode unpinned, SRT-8; erased nodes' deps dropped, SRT-10)
 
 
 class ReferenceImpl:
@@ -45,15 +45,11 @@ class ReferenceImpl:
     def find_regions(self, graph: CapturedGraph) -> RegionGroups:
         return search_regions(graph.gm.graph, graph.tracker.buckets()).group_names()
 
-    def deduplicate(
-        self, graph: CapturedGraph, torch_rules: TorchRules = (False, False)
-    ) -> DedupOutput:
-        """The reference pass; `torch_rules` reproduce torch's ordering rules, each when asked
-        (no grad-mode pin, SRT-8; erased nodes' own deps dropped, SRT-10)."""
+    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> DedupOutput:
+        """The reference pass; a `policy` other than the default reproduces some of torch's
+        rules (`reference.policy`), for explaining a difference from torch's graph."""
         search = search_regions(graph.gm.graph, graph.tracker.buckets())
-        unpinned, dropping = torch_rules
-        done = deduplicate(graph.gm, graph.tracker, search=search, pin_grad_mode=not unpinned,
-                           keep_erased_deps=not dropping)  # fmt: skip
+        done = deduplicate(graph.gm, graph.tracker, search=search, policy=policy)
         refusals = tuple(
             f"group {r.group} region {'*' if r.region is None else r.region}: {r.reason.value}"
             + (f" ({r.detail})" if r.detail else "")

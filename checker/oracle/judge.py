@@ -1,9 +1,10 @@
 """Judging one side's output on its own (spec chapter 08, DIF-4).
 
 `judge_transformation(original, transformed, inputs, extra_deps)` says whether an output is
-`right`, `wrong` or `unknown` as a `Judgement` with its reason: first by execution (`run_module`
-on fresh copies of the inputs; outputs, inputs after the call, requires_grad flags and grad mode
-must match the original's), then by `checker.proof.check.check_transformation`. A run that shows a
+`right`, `wrong` or `unknown` as a `Judgement` with its reason: first by execution (the
+checker's one run-and-compare, `checker.proof.runs`: outputs, inputs after the call,
+requires_grad flags and grad mode must match the original's, within the CHK-16 tolerance), then
+by `checker.proof.check.check_transformation`. A run that shows a
 difference is concrete evidence; a checker violation alone is not (`Judgement.concrete`), which
 `checker.oracle.compare.blame` weighs when both sides are wrong. `attempt` runs a side without ever
 raising. This module touches torch objects, so `Any` appears where they cross its edge.
@@ -11,20 +12,18 @@ raising. This module touches torch objects, so `Any` appears where they cross it
 
 from __future__ import annotations
 
-import contextlib
-import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
 import torch.fx
-from torch.utils._pytree import tree_leaves
 
+from checker.proof import runs
 from checker.proof.check import check_transformation
 from checker.proof.number_inputs import input_sets
 from checker.proof.on_cpu import moved_to_cpu
-from reference.capture import fresh_inputs
+from checker.proof.verdict import Holds, Unknown
 from reference.errors import describe
 
 Outcome = Any  # a side's result, or the exception it raised
@@ -119,45 +118,27 @@ def compare_runs(
     inputs: tuple[Any, ...],
     caller_grad: bool = True,
 ) -> Judgement | None:
-    """None when both modules give close outputs, inputs after the call, `requires_grad`
-    flags and grad mode on the same inputs; else why not (unknown if the original fails). A
-    graph on CUDA without a CUDA device, or captured on fake inputs, runs on the CPU on inputs
-    built from its metadata, as CHK-6 does."""
+    """None when both modules do the same on the same inputs (the checker's run-and-compare,
+    `checker.proof.runs`: outputs, inputs after the call, `requires_grad` flags, grad mode, the
+    CHK-16 tolerance); else why not (unknown if the original fails). A graph on CUDA without a
+    CUDA device, or captured on fake inputs, runs on the CPU on inputs built from its
+    metadata, as CHK-6 does."""
     found = attempt(lambda: input_sets(original, inputs))
     if isinstance(found, Exception):
         return Judgement("unknown", f"no inputs to run on: {describe(found)}")
     if found.on_cpu:
         original, transformed = moved_to_cpu(original), moved_to_cpu(transformed)
-    inputs = found.sets[0][1]
-    expected = attempt(lambda: run_module(original, inputs, caller_grad))
-    if isinstance(expected, Exception):
-        return Judgement("unknown", f"the original does not run: {type(expected).__name__}")
-    got = attempt(lambda: run_module(transformed, inputs, caller_grad))
-    if isinstance(got, Exception):
-        return Judgement("wrong", f"raised {describe(got)}")
-    mismatch = attempt(lambda: torch.testing.assert_close(got[:2], expected[:2], equal_nan=True))
-    if isinstance(mismatch, Exception):
-        lines = [ln.strip() for ln in str(mismatch).splitlines() if ln.strip()]
-        return Judgement("wrong", "numbers differ: " + "; ".join(lines[:3])[:240])
-    for what, i in (("requires_grad", 2), ("grad mode after the call", 3)):
-        if got[i] != expected[i]:
-            return Judgement("wrong", f"{what} {got[i]} instead of {expected[i]}")
-    return None
+    verdict = runs.compare_runs(original, transformed, found.sets[0][1], "", caller_grad)
+    if isinstance(verdict, Holds):
+        return None
+    if isinstance(verdict, Unknown):
+        return Judgement("unknown", "the original does not run: " + _after_id(verdict.reason))
+    witness = _after_id(verdict.witness)
+    if witness.startswith("the transformed module raised"):  # told as a side's crash is
+        return Judgement("wrong", witness.replace("the transformed module raised", "raised", 1))
+    return Judgement("wrong", f"numbers differ: {witness}")
 
 
-def run_module(
-    gm: torch.fx.GraphModule, inputs: tuple[Any, ...], caller_grad: bool = True
-) -> tuple[Any, ...]:
-    """(output leaves, inputs after the call, outputs' requires_grad, grad mode after)."""
-    args = fresh_inputs(inputs)
-    mode = torch.is_grad_enabled()
-    torch.manual_seed(0)
-    try:
-        torch.set_grad_enabled(caller_grad)
-        with contextlib.redirect_stderr(io.StringIO()):  # fx prints the code of a failing call
-            leaves = tree_leaves(gm(*args))
-        after = torch.is_grad_enabled()
-    finally:
-        torch.set_grad_enabled(mode)
-    grads = [t.requires_grad for t in leaves if isinstance(t, torch.Tensor)]
-    return leaves, list(args), grads, after
+def _after_id(text: str) -> str:
+    """A verdict's text without its obligation id: `CHK-6: output 0 ...` -> `output 0 ...`."""
+    return text.split(": ", 1)[1].strip() if text.startswith("CHK-") else text.strip()

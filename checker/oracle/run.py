@@ -86,14 +86,6 @@ def diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
 
 def _diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
     subject = Subject(graph, sides)
-    ours = attempt(lambda: subject.ours)
-    if isinstance(ours, Exception):
-        component = Component.DEDUP if Component.DEDUP in sides.components else sides.components[0]
-        return (
-            sides.divergence(
-                component, Kind.CRASH, Blame.REFERENCE, f"reference raised {describe(ours)}"
-            ),
-        )
     found: list[Divergence] = []
     for component in sides.components:
         try:

@@ -28,10 +28,10 @@ from checker.io.model_file import Model, model_from_source
 from checker.oracle.cases import parse_split_case
 from checker.oracle.compare import Sides, sort_case, split_case
 from checker.oracle.divergence import Component, Divergence
-from checker.oracle.judge import run_module
 from checker.oracle.protocol import CapturedGraph
 from checker.oracle.repro_text import graph_repro, model_repro
 from checker.oracle.run import capture_for, diff_capture
+from checker.proof.runs import run
 
 T = TypeVar("T")
 BUDGET = 24  # tries per shrink: a try costs one or two captures (~0.2-1 s)
@@ -261,7 +261,8 @@ def _graph_keeps(
 ) -> Callable[[torch.fx.GraphModule], bool]:
     def keeps(gm: torch.fx.GraphModule) -> bool:
         try:
-            run_module(gm, inputs)  # the candidate must be a valid graph
+            if isinstance(run(gm, inputs), str):  # the candidate must be a valid graph
+                return False
             return _same(d)(_graph_case(gm, inputs, d, sides))
         except Exception:
             return False

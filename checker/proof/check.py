@@ -27,7 +27,7 @@ import torch.fx
 
 from checker.proof.acyclic import check_acyclic
 from checker.proof.dependencies import Matching, check_ordering, match_graphs
-from checker.proof.inline import FlatGraph, flatten
+from checker.proof.flat import FlatGraph, flatten
 from checker.proof.numbers import check_numbers, check_runtime
 from checker.proof.report import (
     ACYCLIC,

@@ -26,12 +26,11 @@ from itertools import repeat
 import torch
 import torch.fx
 
+from checker.proof.flat import FlatGraph, FlatNode, structural_key
 from checker.proof.flat_render import render, render_parts
 from checker.proof.global_state import check_states, is_switch, states
-from checker.proof.inline import FlatGraph, FlatNode
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
 from reference.deps import OrderingDeps
-from reference.tracker import track_graph
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +45,7 @@ def classes(flat: FlatGraph, table: dict[Hashable, int]) -> list[int]:
     """The class of every flat node; `table` interns keys and is shared between graphs."""
     found: list[int] = []
     for node in flat.nodes:
-        key = (node.op, node.target, node.consts, tuple(found[i] for i in node.inputs))
+        key = structural_key(node, [found[i] for i in node.inputs])
         found.append(table.setdefault(key, len(table)))
     return found
 
@@ -175,9 +174,7 @@ def check_ordering(
     may be replicated and the partitions reordered (SPL-9), what counts is the state each node
     runs in (`checker.proof.global_state`).
     """
-    mutated = track_graph(original.graph).node_to_mutated_arg_positions
-    positions = {n: tuple(p) for n, p in mutated.items()}
-    deps = OrderingDeps.from_graph(original.graph, positions)
+    deps = OrderingDeps.of_effects(original.graph)
     source, target = flat
     unpaired = 0
     for node in original.graph.nodes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
 
-from checker.proof.inline import NODE_MARK, FlatGraph
+from checker.proof.flat import NODE_MARK, FlatGraph
 
 
 def render(flat: FlatGraph, index: int) -> str:

@@ -15,10 +15,10 @@ from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import repeat
 
+from checker.proof.flat import FlatGraph, FlatNode
 from checker.proof.flat_render import render_parts
-from checker.proof.inline import FlatGraph, FlatNode
 from checker.proof.verdict import Holds, Verdict, Violated
-from reference.deps import AUTOCAST_TARGETS, GRAD_MODE_TARGET
+from reference.effects import AUTOCAST_TARGETS, GRAD_MODE_TARGET
 from reference.names import qualified_name
 
 GRAD = qualified_name(GRAD_MODE_TARGET)

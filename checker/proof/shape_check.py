@@ -21,10 +21,10 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_leaves
 
-from checker.proof.inline import attribute
 from checker.proof.shapes import NO_FACTS, ShapeFacts, prove_sizes_equal
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
 from checker.proof.wellformed import graph_modules
+from reference.fx_helpers import attribute
 from reference.names import INVOKE
 
 Node = torch.fx.Node

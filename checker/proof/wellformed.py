@@ -18,10 +18,9 @@ from collections.abc import Iterator
 import torch
 import torch.fx
 
-from checker.proof.inline import attribute
 from checker.proof.verdict import Holds, Verdict, Violated
-from reference.keys import example_value, flat_node_args
-from reference.mutation import mutated_positions
+from reference.alias_db import AliasDB
+from reference.fx_helpers import attribute, example_value
 from reference.names import INVOKE
 from reference.outline import runtime_takes
 
@@ -105,13 +104,15 @@ def _operand_problem(module: torch.fx.GraphModule, node: Node) -> str | None:
 
 
 def _mutation_problem(callee: torch.fx.GraphModule) -> str | None:
-    """CHK-15: the subgraph mutates none of its placeholders (torch's `invoke_subgraph` does not
-    support input mutation: its functionalization rejects it)."""
+    """CHK-15: the subgraph writes none of its placeholders, nor any alias of one (torch's
+    `invoke_subgraph` does not support input mutation: its functionalization rejects it).
+    What a node writes is the alias DB's (chapter 09)."""
+    db = AliasDB(callee.graph)
+    inputs = {c: n for n in callee.graph.find_nodes(op="placeholder") for c in db.classes(n)}
     for node in callee.graph.nodes:
-        args = flat_node_args(node)
-        for position in mutated_positions(node):
-            if position < len(args) and args[position].op == "placeholder":
-                return f"CHK-15: {node.name} mutates the subgraph's input {args[position].name}"
+        written = sorted(db.writes(node) & inputs.keys())
+        if written:
+            return f"CHK-15: {node.name} mutates the subgraph's input {inputs[written[0]].name}"
     return None
 
 

@@ -23,7 +23,7 @@ import torch.fx
 from checker.proof.check import check_transformation
 from checker.proof.gate import make_gate
 from checker.proof.report import Report
-from reference.dedup import DedupResult, deduplicate, ordering_deps
+from reference.dedup import DedupResult, deduplicate
 from reference.errors import FxOracleError
 from reference.graph_copy import copy_graph_module
 from reference.names import INVOKE
@@ -117,9 +117,8 @@ def gated_deduplicate(
     gm: torch.fx.GraphModule, tracker: GraphRegionTracker, search: RegionSearch | None = None
 ) -> DedupResult:
     """`reference.deduplicate` with the checker's gate: no group is replaced unless the gate
-    proved it (RPL-11, CHK-11, CHK-12). fxoracle's own tools always deduplicate this way."""
-    deps = ordering_deps(gm.graph, tracker.node_to_mutated_arg_positions)
-    return deduplicate(gm, tracker, gate=make_gate(gm, deps), deps=deps, search=search)
+    proved its shapes (RPL-11, CHK-12). fxoracle's own tools always deduplicate this way."""
+    return deduplicate(gm, tracker, gate=make_gate(gm), search=search)
 
 
 def split_callback(split: Split, gm: torch.fx.GraphModule) -> Callable[[Node], int]:

@@ -18,9 +18,8 @@ import torch
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import free_symbols
 
+from reference.deps import OrderingDeps
 from reference.errors import FxOracleError
-from reference.keys import flat_node_args
-from reference.mutation import mutated_positions
 
 NodeIndex = NewType("NodeIndex", int)
 PartitionId = NewType("PartitionId", int)
@@ -66,7 +65,8 @@ class NodeFacts:
     `inputs` are the node's distinct node arguments, args before kwargs, in first-occurrence
     order (fx's `all_input_nodes`). `symbols` are the free symbols of `meta["example_value"]`,
     sorted by name. `closes` is, for an `_exit_autocast`, the `_enter_autocast` it closes;
-    `grad_enabled` is, for a `_set_grad_enabled`, the mode it sets.
+    `grad_enabled` is, for a `_set_grad_enabled`, the mode it sets. `after` are the nodes
+    it must follow because of what they write, read or draw (chapter 09, SPL-15).
     """
 
     name: str
@@ -76,7 +76,7 @@ class NodeFacts:
     symbols: tuple[SymbolUse, ...] = ()
     closes: NodeIndex | None = None
     grad_enabled: bool | None = None
-    mutates: tuple[NodeIndex, ...] = ()
+    after: tuple[NodeIndex, ...] = ()  # the nodes it must follow besides its inputs
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +159,8 @@ def read_graph(gm: torch.fx.GraphModule) -> GraphFacts:
         symbol = bound_symbol(node)
         if symbol is not None and symbol not in definers:
             definers[symbol] = index[node]
-    return GraphFacts(tuple(_node_facts(gm, node, index, definers) for node in nodes))
+    effects = OrderingDeps.of_effects(gm.graph)
+    return GraphFacts(tuple(_node_facts(gm, node, index, definers, effects) for node in nodes))
 
 
 def _node_facts(
@@ -167,6 +168,7 @@ def _node_facts(
     node: torch.fx.Node,
     index: dict[torch.fx.Node, NodeIndex],
     definers: dict[str, NodeIndex],
+    effects: OrderingDeps,
 ) -> NodeFacts:
     op = state_op(node)
     closes = None
@@ -188,16 +190,8 @@ def _node_facts(
         symbols=tuple(SymbolUse(s, definers.get(s)) for s in symbol_names(node)),
         closes=closes,
         grad_enabled=cast(bool, node.args[0]) if op is StateOp.SET_GRAD else None,
-        mutates=_mutated_values(node, index),
+        after=tuple(index[d] for d in effects.deps_of(node)),
     )
-
-
-def _mutated_values(
-    node: torch.fx.Node, index: dict[torch.fx.Node, NodeIndex]
-) -> tuple[NodeIndex, ...]:
-    """The values `node` writes in place (op schemas and names, TRK-8), for SPL-15."""
-    args = flat_node_args(node)
-    return tuple(dict.fromkeys(index[args[p]] for p in mutated_positions(node)))
 
 
 def assign_partitions(

@@ -224,19 +224,14 @@ def _orders(
 
 
 def mutation_edges(facts: GraphFacts, assignment: Sequence[PartitionId | None]) -> list[Edge]:
-    """SPL-15: a partition that mutates a value runs after the partitions that read it earlier
-    and before those that read it later (the mutation rule of SRT-6, between partitions)."""
-    users: dict[int, list[int]] = {}
-    for i, node in enumerate(facts.nodes):
-        for a in node.inputs:
-            users.setdefault(a, []).append(i)
+    """SPL-15: a partition runs after the partitions holding the nodes its nodes must follow
+    for what they write, read or draw (SRT-6, SRT-12, SRT-13 lifted to partitions)."""
     found: list[Edge] = []
-    for m, node in enumerate(facts.nodes):
-        for value in node.mutates:
-            for u in users.get(value, []):
-                pm, pu = assignment[m], assignment[u]
-                if u != m and pm is not None and pu is not None and pm != pu:
-                    found.append((pu, pm) if u < m else (pm, pu))
+    for i, node in enumerate(facts.nodes):
+        for dep in node.after:
+            pi, pd = assignment[i], assignment[dep]
+            if pi is not None and pd is not None and pi != pd:
+                found.append((pd, pi))
     return list(dict.fromkeys(found))
 
 

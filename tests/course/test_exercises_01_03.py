@@ -17,15 +17,14 @@ import pytest
 import torch
 import torch.fx
 
-from checker.proof.gate import make_gate
 from reference.capture import capture
+from reference.contraction import Contraction
 from reference.dedup import deduplicate
 from reference.expand import expand
 from reference.keys import constant_key, current_global_state, node_key, value_key
+from reference.legality import Refusal
 from reference.model import GraphView, NodeIndex
-from reference.outline import plan_outline
 from reference.regions import find_identical_regions
-from reference.replace import Reason
 from reference.tracker import track_graph
 from tests.support.models import call
 from tests.support.views import names, view
@@ -133,11 +132,12 @@ def test_02_exercise_1() -> None:
     assert broken == [["p0", "p1"], ["q0", "p1"]]
 
 
-@pytest.mark.spec("EXP-8", "CHK-11")
+@pytest.mark.spec("EXP-8", "RPL-25")
 def test_02_exercise_2() -> None:
-    """EXP-8, CHK-11: `a_k = sin(x_k); b_k = add(a_k, a_{1-k})`. Each region `[a_k, b_k]` is
+    """EXP-8, RPL-25: `a_k = sin(x_k); b_k = add(a_k, a_{1-k})`. Each region `[a_k, b_k]` is
     safe to contract alone (no outside user of it feeds its root), so expansion keeps the
-    group; contracting both closes `region 0 -> region 1 -> region 0`, which the gate sees."""
+    group; contracting both closes `region 0 -> region 1 -> region 0`, which the replacer
+    sees and refuses."""
     g = torch.fx.Graph()
     x0, x1 = g.placeholder("x0"), g.placeholder("x1")
     a0, a1 = g.call_function(torch.sin, (x0,)), g.call_function(torch.sin, (x1,))
@@ -149,12 +149,8 @@ def test_02_exercise_2() -> None:
     ]
     group = groups[0]
     for region in group:
-        assert make_gate(gm)([region], plan_outline([region])) is None
-    refusal = make_gate(gm)(group, plan_outline(group))
-    assert refusal == (
-        0,
-        "CHK-11: contracting the regions closes the cycle region 0 -> region 1 -> region 0",
-    )
+        assert Contraction(gm.graph, {}).cycle([region]) is None
+    assert Contraction(gm.graph, {}).cycle(group) == (0, "region 0 -> region 1 -> region 0")
 
 
 # ---- 03 outlining ----------------------------------------------------------------------------
@@ -185,7 +181,7 @@ def test_03_exercise_1() -> None:
         "subgraph_input_l_x_",
         "subgraph_input_l_x__1",
     ]
-    assert [(r.region, r.reason) for r in result.refused] == [(0, Reason.ALIASING)]
+    assert [(r.region, r.reason) for r in result.refused] == [(0, Refusal.ALIASING)]
     assert [r.region for r in result.replaced] == [1]
     torch.testing.assert_close(c.gm(*inputs), _b3(*inputs))
 
@@ -232,7 +228,7 @@ def test_03_exercise_3() -> None:
         [["ones", "sin", "cos"], ["ones_1", "sin_1", "cos_1"]]
     ]
     result = deduplicate(c.gm, c.tracker)
-    assert [(r.region, r.reason) for r in result.refused] == [(None, Reason.NO_INPUTS)]
+    assert [(r.region, r.reason) for r in result.refused] == [(None, Refusal.NO_INPUTS)]
     assert not result.subgraphs and not hasattr(c.gm, "subgraph_0")
 
 

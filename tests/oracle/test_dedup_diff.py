@@ -11,8 +11,11 @@ import torch
 
 from reference.capture import capture, fresh_inputs
 from reference.dedup import DedupResult, deduplicate
+from reference.policy import RIGHT, Policy
 from tests.support.corpus import corpus_files, load_model_file, torch_raw_dedup
 from tests.support.dedup_summary import DedupSummary, summarize_dedup
+
+UNPINNED = Policy(pin_grad_mode=False)  # torch's grad-mode rule (SRT-8)
 
 pytestmark = pytest.mark.torch_diff
 FILES = corpus_files()
@@ -31,13 +34,13 @@ class Outcome:
 
 
 @functools.cache
-def _outcome(path: Path, pin_grad_mode: bool = True) -> Outcome:
+def _outcome(path: Path, policy: Policy = RIGHT) -> Outcome:
     model_file = load_model_file(path)
     c = capture(model_file.model, model_file.example_inputs, model_file.dynamic)
     runnable = model_file.device == "cpu"
     before = _run(c.gm, c.example_inputs) if runnable else None
     toggles = any(n.target is GRAD for n in c.gm.graph.nodes)
-    result = deduplicate(c.gm, c.tracker, pin_grad_mode=pin_grad_mode)
+    result = deduplicate(c.gm, c.tracker, policy=policy)
     after = _run(c.gm, c.example_inputs) if runnable else None
     return Outcome(summarize_dedup(c.gm), result, before, after, toggles)
 
@@ -57,10 +60,10 @@ def test_rpl13_outputs_match_original(path: Path) -> None:
     torch.testing.assert_close(outcome.after, outcome.before)
 
 
-RIGHT = [p for p in FILES if load_model_file(p).torch_wrong is None]
+TORCH_RIGHT = [p for p in FILES if load_model_file(p).torch_wrong is None]
 
 
-@pytest.mark.parametrize("path", RIGHT, ids=[p.stem for p in RIGHT])
+@pytest.mark.parametrize("path", TORCH_RIGHT, ids=[p.stem for p in TORCH_RIGHT])
 def test_rpl14_graph_equals_torch(path: Path) -> None:
     """RPL-14: same subgraphs, invoke operands and node order as torch's pass (RPL-1, RPL-4)."""
     outcome = _outcome(path)
@@ -68,7 +71,7 @@ def test_rpl14_graph_equals_torch(path: Path) -> None:
     assert outcome.summary.subgraphs == theirs.subgraphs
     if outcome.toggles_grad:  # SRT-8: our grad pins keep computation on its side
         assert outcome.summary.order != theirs.order
-        outcome = _outcome(path, pin_grad_mode=False)
+        outcome = _outcome(path, policy=UNPINNED)
     assert outcome.summary.invokes == theirs.invokes
     assert outcome.summary.order == theirs.order
 

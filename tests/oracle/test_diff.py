@@ -7,15 +7,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
 import pytest
+import torch
+import torch.fx
 
 from checker.io.model_file import Model, load_model_file, model_from_source
-from checker.oracle.diff import DiffReport, render_text, run_diff
+from checker.oracle.diff import DiffReport, make_sides, render_text, run_diff
 from checker.oracle.divergence import Component
+from checker.oracle.impls import ReferenceImpl
+from checker.oracle.protocol import CapturedGraph, DedupOutput
+from checker.oracle.run import capture_for, diff_capture
 from checker.oracle.shrink import fails_with_assertion
+from reference.policy import RIGHT, Policy
 from reference.torch_version import TORCH
 from tests.support.corpus import CORPUS_DIR
 
@@ -237,3 +244,44 @@ def test_dif4_both_right_divergence_says_why_the_reference_differs(
     assert not report.fails
     if name != "aliased_operands":  # only the order differs, and it is free (DIF-3)
         assert run_diff([model], "torch", "dedup").agree
+
+
+@pytest.mark.spec("DIF-4", "RPL-25")
+def test_dif4_crossed_regions_blame_torch_s_crash() -> None:
+    """Chapter 02's crossed calls: torch's pass fails its sort (N10); the reference refuses the
+    group (RPL-25), is judged right, and torch's crash is torch's."""
+    report = run_diff(corpus("a7_crossed_calls"), "torch", "dedup")
+    (found,) = report.graphs[0].divergences
+    assert (str(found.kind), found.wrong, found.bug) == ("crash", "torch", "N10"), found
+    assert "stable topological sort failed" in found.detail or "erase" in found.detail
+
+
+class _Disguised(ReferenceImpl):
+    """The reference's pass, but every subgraph module runs other code than its graph says:
+    the same meaning, other numbers (only a run shows it)."""
+
+    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> DedupOutput:
+        out = super().deduplicate(graph, policy)
+        for name, sub in out.transformed.named_children():
+            if name.startswith("subgraph") and isinstance(sub, torch.fx.GraphModule):
+                forward = sub.forward
+                sub.__dict__["forward"] = lambda *a, f=forward: tuple(t * 2 for t in f(*a))
+        return out
+
+
+@pytest.mark.spec("DIF-4", "DIF-3")
+@pytest.mark.parametrize("disguised", ["reference", "other"])
+def test_dif4_sides_that_agree_in_meaning_are_still_run(disguised: str) -> None:
+    """Equal meanings are not an agreement until each side has run against the original on the
+    example inputs: whichever side's module does other than its graph is blamed, the
+    reference's included."""
+    sides = make_sides("reference", "dedup")
+    if disguised == "reference":
+        sides = replace(sides, reference=_Disguised())
+    else:
+        sides = replace(sides, other=_Disguised(), label="disguised")
+    graph = capture_for(corpus("t01_single_region_group")[0], sides)
+    assert isinstance(graph, CapturedGraph)
+    (found,) = diff_capture(graph, sides)
+    wanted = "reference" if disguised == "reference" else "other"
+    assert str(found.blame) == wanted and "runs differently" in found.detail, found

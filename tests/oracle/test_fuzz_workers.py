@@ -20,10 +20,13 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from checker.cli import main
 from checker.oracle.campaign_bar import CampaignBar
+from checker.oracle.campaign_pool import process_pool
 from checker.oracle.divergence import Kind
 from checker.oracle.fuzz import Campaign, run_campaign
 from checker.oracle.fuzz_tasks import diff_random, diff_task, sides_for
 from checker.oracle.run import model_caches_dropped
+from reference.capture import capture
+from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -209,3 +212,20 @@ def test_dif13_a_diffed_model_leaves_no_process_wide_cache_behind() -> None:
     with model_caches_dropped():
         torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
         assert len(loader.eval_cache) > len(sources), "the check above can see an entry"
+
+
+def node_keys(path: str) -> list[str]:
+    """Every node's key when `path` is captured in this process (a pool worker's task)."""
+    info = load_model_file(Path(path))
+    c = capture(info.model, info.example_inputs, info.dynamic)
+    return [f"{n.name}: {c.tracker.node_to_key.get(n)}" for n in c.gm.graph.nodes]
+
+
+@pytest.mark.spec("DIF-13", "TRK-2")
+def test_dif13_a_pool_worker_keys_a_model_as_this_process_does() -> None:
+    """The thread count is a key field (TRK-2): a pool worker must not change it, or a model
+    would get other keys under `--workers 2` than under `--workers 1`."""
+    path = str(CORPUS_DIR / "t01_single_region_group.py")
+    with process_pool(1) as pool:
+        theirs = pool.submit(node_keys, path).result()
+    assert theirs == node_keys(path)

@@ -13,7 +13,8 @@ import torch.fx
 from torch.fx.node import Argument
 
 from checker.oracle.fuzz_tasks import diff_task
-from checker.oracle.meaning import Interner, Malformed, meaning
+from checker.oracle.meaning import Interner, meaning
+from checker.proof.inline import InlineError
 
 Node = torch.fx.Node
 
@@ -91,15 +92,48 @@ def test_dif3_global_state_counts_by_value() -> None:
 def test_dif3_a_subgraph_reading_its_caller_s_node_is_malformed() -> None:
     """torch 2.13's pass on a region whose `view(t, size)` reads a `size` tuple left outside
     (random model 0/58) builds a subgraph that uses the caller's node: it means nothing, so the
-    meaning form says `Malformed` and the judge blames the side that built it (not fxoracle)."""
+    meaning form says `InlineError` and the judge blames the side that built it (not fxoracle)."""
     caller = _graph([("size", "size", ("x",)), ("t", operator.add, ("x", "y"))])
     size = next(n for n in caller.graph.nodes if n.name == "size")
     body = torch.fx.Graph()
     t = body.placeholder("t")
     body.output(body.call_method("view", (t, size)))
     caller.add_submodule("subgraph_0", torch.fx.GraphModule(torch.nn.Module(), body))
-    with pytest.raises(Malformed, match="size is used where it is not defined"):
+    with pytest.raises(InlineError, match="uses size where it is not defined"):
         meaning(torch.fx.GraphModule(caller, body), Interner())
     outcome = diff_task(0, 58, "torch")
     blamed = {d.signature().rsplit("/", 1)[0] for d in outcome.divergences}
     assert "dedup/graph/torch" in blamed and not any("oracle-error" in b for b in blamed)
+
+
+@pytest.mark.spec("DIF-3", "EFF-2")
+def test_dif3_a_read_of_a_view_after_a_write_of_its_base_differs() -> None:
+    """`v = x.view(-1); s = sin(v); x.add_(1)` differs from the same with `s` after the
+    update: the view shares x's storage (chapter 09), so it reads another version."""
+    before = _graph(
+        [("v", "view", ("x", -1)), ("s", torch.sin, ("v",)), ("w", "add_", ("x", 1)),
+         ("o", operator.add, ("s", "w"))]
+    )  # fmt: skip
+    after = _graph(
+        [("v", "view", ("x", -1)), ("w", "add_", ("x", 1)), ("s", torch.sin, ("v",)),
+         ("o", operator.add, ("s", "w"))]
+    )  # fmt: skip
+    assert not _same(before, after)
+    independent = _graph(
+        [("v", "view", ("y", -1)), ("w", "add_", ("x", 1)), ("s", torch.sin, ("v",)),
+         ("o", operator.add, ("s", "w"))]
+    )  # fmt: skip
+    swapped = _graph(
+        [("v", "view", ("y", -1)), ("s", torch.sin, ("v",)), ("w", "add_", ("x", 1)),
+         ("o", operator.add, ("s", "w"))]
+    )  # fmt: skip
+    assert _same(independent, swapped)  # a write of another storage is free to move
+
+
+@pytest.mark.spec("DIF-3", "SRT-13")
+def test_dif3_draws_keep_their_order_and_writes_of_other_storage_are_free() -> None:
+    a = _graph([("r", torch.rand_like, ("x",)), ("d", torch.nn.functional.dropout, ("y",)),
+                ("o", operator.add, ("r", "d"))])  # fmt: skip
+    b = _graph([("d", torch.nn.functional.dropout, ("y",)), ("r", torch.rand_like, ("x",)),
+                ("o", operator.add, ("r", "d"))])  # fmt: skip
+    assert not _same(a, b)

@@ -15,7 +15,7 @@ import torch
 import torch.fx
 
 from checker.proof.check import check_transformation
-from checker.proof.inline import flatten
+from checker.proof.flat import flatten
 from checker.proof.report import (
     ACYCLIC,
     DATAFLOW,

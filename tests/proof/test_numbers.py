@@ -11,8 +11,9 @@ from checker.bench.blocks import feed, repeated_segments
 from checker.proof.check import check_transformation
 from checker.proof.inline_calls import inline_calls
 from checker.proof.number_inputs import input_sets
-from checker.proof.numbers import _RuntimeProbe, differ, tolerance
+from checker.proof.numbers import _RuntimeProbe
 from checker.proof.report import NUMBERS, RUNTIME, WELL_FORMED
+from checker.proof.runs import differ, tolerance
 from checker.proof.verdict import Holds, Unknown, Violated
 from reference.capture import Capture, capture
 from reference.dedup import deduplicate

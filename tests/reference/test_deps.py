@@ -23,6 +23,9 @@ from torch.utils._ordered_set import OrderedSet
 
 from reference.deps import OrderingDeps
 from reference.order import stable_topological_sort
+from reference.policy import Policy
+
+UNPINNED = Policy(pin_grad_mode=False)  # torch's grad-mode rule (SRT-8)
 
 TorchDeps = dict[Node, OrderedSet[Node]]
 Named = list[tuple[str, list[str]]]
@@ -135,7 +138,7 @@ def test_srt8_grad_mode_nodes_are_pinned_unlike_torch() -> None:
     g = _pinned_graph(set_grad)
     expected = [("pin", ["x", "a"]), ("b", ["pin"]), ("c", ["pin"]), ("output", ["pin"])]
     assert named(OrderingDeps.from_graph(g, {}).as_mapping()) == expected
-    assert named(OrderingDeps.from_graph(g, {}, pin_grad_mode=False).as_mapping()) == []
+    assert named(OrderingDeps.from_graph(g, {}, policy=UNPINNED).as_mapping()) == []
     assert named(torch_deps(g, {})) == []
 
 
@@ -237,12 +240,12 @@ def _edges(mapping: Mapping[Node, Collection[Node]]) -> set[tuple[str, str]]:
 @pytest.mark.torch_diff
 @pytest.mark.spec("SRT-8")
 def test_srt8_random_graphs_add_exactly_the_grad_pins() -> None:
-    """SRT-8: `pin_grad_mode=False` equals torch; the default adds exactly the pin edges of
+    """SRT-8: `policy=UNPINNED` equals torch; the default adds exactly the pin edges of
     `_set_grad_enabled` nodes (to every other node that is not an arg of the later one)."""
     for seed in range(150):
         g, mutated = random_graph(seed, with_grad=True)
         theirs = torch_deps(g, mutated)
-        unpinned = OrderingDeps.from_graph(g, mutated, pin_grad_mode=False)
+        unpinned = OrderingDeps.from_graph(g, mutated, policy=UNPINNED)
         assert named(unpinned.as_mapping()) == named(theirs), f"seed {seed}"
         order = list(g.nodes)
         pins = {
@@ -253,3 +256,38 @@ def test_srt8_random_graphs_add_exactly_the_grad_pins() -> None:
         }
         extra = _edges(OrderingDeps.from_graph(g, mutated).as_mapping()) - _edges(theirs)
         assert extra == pins - _edges(theirs), f"seed {seed}"
+
+
+@pytest.mark.spec("SRT-12", "EFF-2")
+def test_srt12_a_read_through_a_view_follows_the_write_before_it() -> None:
+    """`v = x.view(-1); r1 = v * 2; x.add_(1); r2 = v * 3`: the write follows the read of the
+    view before it and precedes the one after it; torch's rule (SRT-6) orders only the view."""
+    g = Graph()
+    x = g.placeholder("x")
+    v = call(g, "v", "view", x, -1)
+    r1 = call(g, "r1", operator.mul, v, 2)
+    add_ = call(g, "add_", "add_", x, 1)
+    r2 = call(g, "r2", operator.mul, v, 3)
+    g.output((r1, r2))
+    ours = dict(named(OrderingDeps.from_graph(g, {add_: [0]}).as_mapping()))
+    assert ours == {"add_": ["v", "r1"], "r2": ["add_"]}
+    assert named(torch_deps(g, {add_: [0]})) == [("add_", ["v"])]
+    torch_rules = Policy(order_aliases=False)
+    assert named(OrderingDeps.from_graph(g, {add_: [0]}, policy=torch_rules).as_mapping()) == [
+        ("add_", ["v"])
+    ]
+
+
+@pytest.mark.spec("SRT-13", "EFF-4")
+def test_srt13_draws_keep_their_order() -> None:
+    """Each draw follows the one before it; torch leaves draws free (order_draws=False)."""
+    g = Graph()
+    x = g.placeholder("x")
+    a = call(g, "a", torch.rand_like, x)
+    s = call(g, "s", torch.sin, x)
+    b = call(g, "b", torch.nn.functional.dropout, s)
+    g.output((a, b))
+    assert named(OrderingDeps.from_graph(g, {}).as_mapping()) == [("b", ["a"])]
+    assert (
+        named(OrderingDeps.from_graph(g, {}, policy=Policy(order_draws=False)).as_mapping()) == []
+    )

@@ -21,6 +21,7 @@ from torch.utils._ordered_set import OrderedSet
 
 from reference.deps import OrderingDeps
 from reference.order import stable_topological_sort
+from reference.policy import TORCH
 from tests.reference.test_deps import (
     TorchDeps,
     by_name,
@@ -128,30 +129,54 @@ def _replace_region(
 
 @pytest.mark.spec("SRT-6", "SRT-9", "SRT-2")
 def test_srt6_d15_mutation_ordering() -> None:
-    """SRT-6/SRT-9, torch D15: after dedup the deps are {add_: [x0, x0_1], mul_: [invoke]};
-    mul_ lands between the first invoke and its getitem; after shuffling add_ and mul_ and
-    sorting again, add_ stays after add_2 (views only) and mul_ follows the first invoke."""
+    """SRT-6/SRT-9, torch D15 under torch's rules: after dedup the deps are {add_: [x0, x0_1],
+    mul_: [invoke]}; mul_ lands between the first invoke and its getitem; after shuffling add_
+    and mul_ and sorting again, add_ stays after add_2, which reads the views (torch's rule)."""
     g, mutated, regions = _d15_graph()
     twin, twin_mutated, twin_regions = _d15_graph()
-    deps, twin_deps = OrderingDeps.from_graph(g, mutated), torch_deps(twin, twin_mutated)
+    deps = OrderingDeps.from_graph(g, mutated, policy=TORCH)
+    twin_deps = torch_deps(twin, twin_mutated)
     for k in range(2):
         _replace_region(g, regions[k], k, deps.redirect)
         _replace_region(twin, twin_regions[k], k, lambda e, to: torch_redirect(twin_deps, e, to))
     assert named(deps.as_mapping()) == named(twin_deps)
     assert named(deps.as_mapping()) == [("add_", ["x0", "x0_1"]), ("mul_", ["invoke_subgraph"])]
-    views = ["subgraph_0", "l_x_", "l_y_", "x0", "o0", "x0_1", "o1"]
-    tail = ["sum_5", "add_3", "invoke_subgraph_1", "getitem_1", "sum_6", "add_4", "output"]
     for shuffle in (False, True):
         if shuffle:
-            for graph in (g, twin):
-                nodes = by_name(graph)
-                nodes["o1"].append(nodes["mul_"])
-                nodes["add_2"].append(nodes["add_"])
+            _shuffle_d15(g)
+            _shuffle_d15(twin)
         stable_topological_sort(g, deps.as_mapping())
         _stable_topological_sort(twin, twin_deps)
         middle = ["add_", "add_2"] if not shuffle else ["add_2", "add_"]
-        expected = [*views, *middle, "invoke_subgraph", "mul_", "getitem", *tail]
-        assert names(g) == names(twin) == expected, shuffle
+        assert names(g) == names(twin) == _d15_order(middle), shuffle
+
+
+@pytest.mark.spec("SRT-12", "SRT-6")
+def test_srt12_d15_the_write_stays_before_the_read_of_its_views() -> None:
+    """SRT-12, torch D15 with the reference's rule: `add_2 = o0 + o1` reads views of `x` after
+    `x.add_(x)`, so add_ follows the views' creation and add_2 follows add_; after the shuffle
+    that lets torch move add_ past add_2, the sort puts it back, as eager runs it."""
+    g, mutated, regions = _d15_graph()
+    deps = OrderingDeps.from_graph(g, mutated)
+    found = dict(named(deps.as_mapping()))
+    assert found["add_"] == ["x0", "x0_1", "o0", "o1"] and found["add_2"] == ["add_"]
+    for k in range(2):
+        _replace_region(g, regions[k], k, deps.redirect)
+    _shuffle_d15(g)
+    stable_topological_sort(g, deps.as_mapping())
+    assert names(g) == _d15_order(["add_", "add_2"])
+
+
+def _shuffle_d15(graph: Graph) -> None:
+    nodes = by_name(graph)
+    nodes["o1"].append(nodes["mul_"])
+    nodes["add_2"].append(nodes["add_"])
+
+
+def _d15_order(middle: list[str]) -> list[str]:
+    views = ["subgraph_0", "l_x_", "l_y_", "x0", "o0", "x0_1", "o1"]
+    tail = ["sum_5", "add_3", "invoke_subgraph_1", "getitem_1", "sum_6", "add_4", "output"]
+    return [*views, *middle, "invoke_subgraph", "mul_", "getitem", *tail]
 
 
 # ---- redirect on erasure ---------------------------------------------------------------------

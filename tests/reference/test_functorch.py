@@ -17,8 +17,8 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from reference.capture import Capture, capture
 from reference.dedup import deduplicate, outline_groups
 from reference.deps import OrderingDeps
-from reference.facts import Unreadable, ValueFacts
-from reference.replace import Reason
+from reference.effects import Unreadable, storage_of
+from reference.legality import Refusal
 from reference.tracker import track_graph
 
 Node = torch.fx.Node
@@ -102,7 +102,7 @@ def test_rpl24_a_region_computing_with_batched_values_is_refused() -> None:
     n = _named(c.gm)
     regions = [[n["mul"], n["batched_outputs"]], [n["mul_1"], n["batched_outputs_1"]]]
     result = outline_groups(c.gm, [regions], {})
-    assert [r.reason for r in result.refused] == [Reason.FUNCTORCH, Reason.FUNCTORCH]
+    assert [r.reason for r in result.refused] == [Refusal.FUNCTORCH, Refusal.FUNCTORCH]
     assert result.refused[0].detail == "_add_batch_dim is a vmap-batched tensor"
     assert not result.replaced
 
@@ -124,8 +124,8 @@ def test_blocks_after_a_transform_deduplicate_and_compute_the_same(
 def test_rpl8_a_batched_value_lives_in_the_wrapped_tensors_storage() -> None:
     c = capture(vmap_between_blocks, _inputs())
     n = _named(c.gm)
-    facts = ValueFacts(c.gm.graph, {})
-    wrapped, inner = facts.storage(n["_add_batch_dim_1"]), facts.storage(n["l_x_"])
+    wrapped = storage_of(n["_add_batch_dim_1"].meta["example_value"])
+    inner = storage_of(n["l_x_"].meta["example_value"])
     assert isinstance(wrapped, StorageWeakRef) and wrapped == inner
 
 
@@ -135,5 +135,5 @@ def test_rpl8_a_storage_that_cannot_be_read_is_unreadable() -> None:
     x = g.placeholder("x")
     x.meta["example_value"] = torch.eye(3).to_sparse()
     g.output(x)
-    found = ValueFacts(g, {}).storage(x)
+    found = storage_of(x.meta["example_value"])
     assert isinstance(found, Unreadable) and found.reason.startswith("torch.sparse_coo tensor")

@@ -16,9 +16,9 @@ from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 from reference.bodies import same_body
 from reference.capture import capture
 from reference.dedup import deduplicate, outline_groups
+from reference.legality import Refusal
 from reference.names import INVOKE
 from reference.outline import runtime_takes
-from reference.replace import Reason
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.models import njt_blocks, njt_inputs
 
@@ -54,7 +54,7 @@ def test_rpl20_a_different_body_is_refused() -> None:
     body.recompile()
     assert not same_body(c.gm.get_submodule("fwd_body_1"), body)
     result = deduplicate(c.gm, c.tracker)
-    assert [(r.region, r.reason) for r in result.refused] == [(1, Reason.OTHER_BODY)]
+    assert [(r.region, r.reason) for r in result.refused] == [(1, Refusal.OTHER_BODY)]
     assert "fwd_body_2 differs from fwd_body_1" in result.refused[0].detail
 
 
@@ -82,7 +82,7 @@ def test_rpl21_a_float_operand_is_refused() -> None:
     p = next(n for n in gm.graph.nodes if n.name == "p")
     p.meta["example_value"] = 0.5  # a lifted float, as Dynamo lifts an unspecialized scalar
     result = outline_groups(gm, [_two_regions(gm, "mul", "sin", "mul_1", "sin_1")], {})
-    assert {r.reason for r in result.refused} == {Reason.OPERAND}
+    assert {r.reason for r in result.refused} == {Refusal.OPERAND}
     assert "p is a float" in result.refused[0].detail
 
 
@@ -103,8 +103,8 @@ def test_rpl21_a_nested_jagged_operand_is_refused() -> None:
     result = deduplicate(c.gm, c.tracker)
     assert not result.replaced
     assert [(r.reason, r.detail) for r in result.refused] == [
-        (Reason.OPERAND, "nt is a NestedTensor"),
-        (Reason.OPERAND, "add is a NestedTensor"),
+        (Refusal.OPERAND, "nt is a NestedTensor"),
+        (Refusal.OPERAND, "add is a NestedTensor"),
     ]
 
 
@@ -132,5 +132,5 @@ def test_rpl23_an_int_output_is_refused() -> None:
     gm = _traced(sizes, torch.randn(3), torch.randn(3))
     group = _two_regions(gm, "size", "mul", "cos", "size_1", "mul_1", "cos_1")
     result = outline_groups(gm, [group], {})
-    assert [(r.region, r.reason) for r in result.refused] == [(None, Reason.OUTPUT)]
+    assert [(r.region, r.reason) for r in result.refused] == [(None, Refusal.OUTPUT)]
     assert result.refused[0].detail == "size is a int" and not result.subgraphs

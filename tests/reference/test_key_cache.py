@@ -17,18 +17,18 @@ from torch._subclasses.fake_tensor import FakeTensorMode, extract_tensor_metadat
 
 from checker.oracle.randmodels import random_model
 from reference.capture import capture
+from reference.effects import writes
+from reference.fx_helpers import example_value
 from reference.key_cache import KeyCache
 from reference.keys import (
     ArgKey,
     Missing,
     TensorMeta,
     Unkeyable,
-    example_value,
     node_key,
     tensor_meta,
     value_key,
 )
-from reference.mutation import mutated_positions
 from reference.tracker import track_graph
 from tests.support.corpus import corpus_files, load_model_file
 
@@ -75,7 +75,7 @@ def assert_same_keys(graph: torch.fx.Graph) -> int:
         plain = node_key(node, key.global_state, key.call_site, plain_arg_key)
         assert key == plain, f"TRK-13: {node.name}: {key} != {plain}"
         positions = tuple(fast.node_to_mutated_arg_positions.get(node, ()))
-        assert positions == mutated_positions(node), f"TRK-13: {node.name} mutations"
+        assert positions == writes(node), f"TRK-13: {node.name} mutations"
         compared += 1
     return compared
 

@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.text import Text
 
-from reference.keys import unique_node_args
+from reference.fx_helpers import unique_node_args
 from reference.names import qualified_name
 
 FULL_LIMIT = 250  # nodes: above this a graph is drawn condensed

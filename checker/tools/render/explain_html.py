@@ -16,7 +16,7 @@ import torch.fx
 
 from checker.tools.explain import GroupLesson, Lesson
 from checker.tools.render.html_report import PAGE_HEAD, Box, Drawing, figure, node_box, svg_of
-from reference.keys import unique_node_args
+from reference.fx_helpers import unique_node_args
 
 MAX_FRAMES = 6  # drawn steps per group (matplotlib frames are slow); every step is listed
 

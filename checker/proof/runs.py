@@ -1,0 +1,133 @@
+"""Running two modules on the same inputs and comparing what they did: fxoracle's one
+run-and-compare, used by the checker (CHK-6) and by the oracle's judge (DIF-4) alike (spec
+chapter 06, CHK-6 and CHK-16).
+
+`run(gm, inputs, caller_grad)` runs a module on clones of the inputs, under the caller's grad
+mode, with torch's global generator forked and seeded (random ops compare, and nothing outside
+the run changes: no process-wide seeding), on one intra-op thread; it returns the output leaves,
+the inputs as the run left them and the grad mode after. `compare_runs` compares two runs:
+every output, every input after the call, `requires_grad` flags and the grad mode after.
+Tolerance (CHK-16): `torch.testing.assert_close`'s rtol for the dtype, and its atol scaled by
+the largest magnitude of the expected tensor (at least 1); exact for integers and bools; NaN
+equals NaN. This module touches torch objects, so `Any` appears where they cross its edge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+from torch.utils._pytree import tree_leaves
+
+from checker.io.threads import one_thread
+from checker.proof.number_inputs import SEED
+from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from reference.errors import describe
+
+# the lines of assert_close's message a witness keeps
+_MESSAGE_LINES = ("Expected", "Absolute difference", "Greatest absolute", "The values for")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Ran:
+    """What one run did: its output leaves, its inputs after the call, the grad mode after."""
+
+    outputs: list[Any]
+    inputs: list[Any]
+    grad_mode: bool
+
+
+def run(gm: torch.fx.GraphModule, inputs: Sequence[Any], caller_grad: bool = True) -> Ran | str:
+    """`gm` on clones of `inputs`, or the exception's one-line description. fx prints a failing
+    module's generated code to stderr; the description keeps one line instead."""
+    clones = [clone(v) for v in inputs]
+    before = torch.is_grad_enabled()
+    try:
+        with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()), \
+                one_thread():  # fmt: skip
+            torch.manual_seed(SEED)
+            torch.set_grad_enabled(caller_grad)
+            result = gm(*clones)
+            after = torch.is_grad_enabled()
+    except Exception as e:  # the module under test failed: report, never raise
+        return describe(e)
+    finally:
+        torch.set_grad_enabled(before)
+    return Ran(list(tree_leaves(result)), clones, after)
+
+
+def compare_runs(
+    original: torch.fx.GraphModule,
+    transformed: torch.fx.GraphModule,
+    inputs: Sequence[Any],
+    label: str,
+    caller_grad: bool = True,
+) -> Verdict:
+    """Run both; Violated with the first difference (outputs, then inputs after the call, then
+    the grad mode after), Unknown when the original itself fails (CHK-6)."""
+    label = f" {label}" if label else ""
+    expected = run(original, inputs, caller_grad)
+    if isinstance(expected, str):
+        return Unknown(f"CHK-6: the original module raised {expected}{label}")
+    found = run(transformed, inputs, caller_grad)
+    if isinstance(found, str):
+        return Violated(f"CHK-6: the transformed module raised {found}{label}")
+    pairs = (("output", expected.outputs, found.outputs), ("input", expected.inputs, found.inputs))
+    for kind, want, got in pairs:
+        if len(want) != len(got):
+            return Violated(f"CHK-6: {len(got)} {kind}s instead of {len(want)}{label}")
+        for k, (a, b) in enumerate(zip(want, got, strict=True)):
+            problem = differ(a, b)
+            if problem is not None:
+                after = " after the call" if kind == "input" else ""
+                return Violated(f"CHK-6: {kind} {k}{after}{label}: {problem}")
+    if found.grad_mode != expected.grad_mode:
+        return Violated(f"CHK-6: grad mode {found.grad_mode} after the call instead of "
+                        f"{expected.grad_mode}{label}")  # fmt: skip
+    return Holds()
+
+
+def clone(value: Any) -> Any:
+    """A copy of a tensor input (its `requires_grad` kept); other values as they are."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    return value
+
+
+def differ(a: Any, b: Any) -> str | None:
+    """Why `b` is not close to `a`, or None (CHK-16: the dtype's rtol; its atol times the
+    largest magnitude of `a`, at least 1)."""
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        return None if type(a) is type(b) and a == b else f"{b!r} instead of {a!r}"
+    if a.requires_grad != b.requires_grad:
+        return f"requires_grad {b.requires_grad} instead of {a.requires_grad}"
+    try:
+        rtol, atol = tolerance(a)
+        torch.testing.assert_close(b, a, rtol=rtol, atol=atol, equal_nan=True)
+    except AssertionError as e:
+        lines = [line.strip() for line in str(e).splitlines()]
+        kept = [ln for ln in lines if ln.startswith(_MESSAGE_LINES)]
+        return "; ".join(kept or lines[:1])
+    return None
+
+
+_DEFAULTS = {  # assert_close's defaults: (rtol, atol)
+    torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7), torch.complex64: (1.3e-6, 1e-5), torch.complex128: (1e-7, 1e-7),
+}  # fmt: skip
+
+
+def tolerance(expected: torch.Tensor) -> tuple[float, float]:
+    """`(rtol, atol)` for comparing with `expected` (CHK-16); exact for integers and bools."""
+    if expected.dtype not in _DEFAULTS:
+        return 0.0, 0.0
+    rtol, atol = _DEFAULTS[expected.dtype]
+    finite = expected.detach().abs()
+    finite = finite[torch.isfinite(finite)]
+    scale = max(1.0, float(finite.max())) if finite.numel() else 1.0
+    return rtol, atol * scale

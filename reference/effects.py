@@ -1,0 +1,350 @@
+"""Effects: what one node writes, which storage its value shares, which global state it
+switches and whether it draws random numbers (spec chapter 09, EFF-1 to EFF-5).
+
+These are the node-local facts every ordering question of fxoracle derives from: the
+reference's ordering dependencies and refusals, split's partition order, the checker's ordering
+obligation and the oracle's meaning form (`reference.alias_db` lifts them to a graph). Each is
+stated relative to the node's flat node arguments (`flat_node_args`), so the same facts hold for
+a node wherever its graph is inlined.
+
+- writes (EFF-1): the flat argument positions the node updates in place. Live capture records
+  what version counters saw (`WRITES_META` on the node); otherwise the op tells: a schema's
+  `Tensor(a!)`, a method whose name ends in `_`, `setitem` and the in-place operators,
+  `inplace=True`, `out=`.
+- aliases (EFF-2): per tensor leaf of the node's value, the argument leaves whose storage it
+  shares, from example values; a value whose storage cannot be read may share any argument's;
+  without an example value, a schema's `Tensor(a)` or a view method's name says so.
+- switch (EFF-3): autocast, grad mode or a functorch transform's level changes.
+- draws (EFF-4): the node draws from the global random generator.
+This module touches torch objects, so `Any` appears where they cross its edge.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import torch
+import torch.fx
+from torch._C._functorch import get_unwrapped, is_functorch_wrapped_tensor
+from torch._functorch import predispatch
+from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
+from torch.multiprocessing.reductions import StorageWeakRef
+
+from reference.fx_helpers import attribute, example_value, flat_node_args
+from reference.names import INVOKE, qualified_name
+
+Node = torch.fx.Node
+LeafRef = tuple[int, int]  # (flat argument position, leaf of that argument's value)
+WRITES_META = "fxoracle_writes"  # positions live capture saw written (version counters)
+
+_INPLACE_OPERATORS: frozenset[Callable[..., object]] = frozenset(
+    {
+        operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv,
+        operator.ifloordiv, operator.imod, operator.ipow, operator.iand, operator.ior,
+        operator.ixor, operator.ilshift, operator.irshift, operator.imatmul,
+    }
+)  # fmt: skip
+WRITING_KWARGS = frozenset({"out", "inplace"})  # keyword arguments that make a node write
+
+
+# -- EFF-1 writes ----------------------------------------------------------------------------
+
+
+def writes(node: Node) -> tuple[int, ...]:
+    """The flat argument positions `node` writes, increasing (EFF-1): what live capture
+    recorded, else what the op declares (`declared_writes`)."""
+    recorded = node.meta.get(WRITES_META)
+    if recorded is not None:
+        return tuple(sorted(set(recorded)))
+    return declared_writes(node)
+
+
+def recorded_writes(graph: torch.fx.Graph) -> dict[Node, tuple[int, ...]]:
+    """Every writing node of `graph` with its positions (EFF-1)."""
+    found = {node: writes(node) for node in graph.nodes}
+    return {node: positions for node, positions in found.items() if positions}
+
+
+def target_may_write(target: Any) -> bool:
+    """Whether a node with this target may write an argument whatever its keyword arguments
+    (`WRITING_KWARGS` aside): `declared_writes` is `()` for every node of any other target."""
+    if _written_schema_args(target) or target in _INPLACE_OPERATORS:
+        return True
+    name = target if isinstance(target, str) else qualified_name(target)
+    return _is_inplace_name(name.rsplit(".", 1)[-1])
+
+
+def declared_writes(node: Node) -> tuple[int, ...]:
+    """Positions in `flat_node_args(node)` the op declares it writes, increasing (EFF-1)."""
+    written = _written_schema_args(node.target) | {"out"}
+    writes_first = _writes_first(node)
+    if not writes_first and written.isdisjoint(node.kwargs) and len(written) == 1:
+        return ()  # writes nothing: most nodes leave here, before counting arguments
+    names = _schema_names(node.target)
+    positions: list[int] = []
+    offset = 0
+    for i, arg in enumerate(node.args):
+        n = _node_count(arg)
+        if n and ((i == 0 and writes_first) or (i < len(names) and names[i] in written)):
+            positions.extend(range(offset, offset + n))
+        offset += n
+    for name, arg in node.kwargs.items():
+        n = _node_count(arg)
+        if n and name in written:
+            positions.extend(range(offset, offset + n))
+        offset += n
+    return tuple(positions)
+
+
+def _node_count(value: Any) -> int:
+    found: list[Node] = []
+    torch.fx.map_arg(value, found.append)
+    return len(found)
+
+
+def _written_schema_args(target: Any) -> frozenset[str]:
+    if not isinstance(target, torch._ops.OpOverload):
+        return frozenset()
+    return frozenset(
+        a.name
+        for a in target._schema.arguments
+        if a.alias_info is not None and a.alias_info.is_write
+    )
+
+
+def _schema_names(target: Any) -> tuple[str, ...]:
+    if isinstance(target, torch._ops.OpOverload):
+        return tuple(a.name for a in target._schema.arguments)
+    return ()
+
+
+def _is_inplace_name(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("__")
+
+
+def _writes_first(node: Node) -> bool:
+    if node.op == "call_method" and isinstance(node.target, str):
+        return _is_inplace_name(node.target)
+    if node.op != "call_function":
+        return False
+    if node.target in _INPLACE_OPERATORS or node.kwargs.get("inplace") is True:
+        return True
+    name = qualified_name(node.target)
+    return name.startswith("torch.") and _is_inplace_name(name.rsplit(".", 1)[-1])
+
+
+# -- EFF-2 aliases ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A tensor whose storage cannot be read (a sparse tensor): it may share any storage."""
+
+    reason: str
+
+
+Storage = StorageWeakRef | Unreadable
+
+
+def value_leaves(value: Any) -> list[torch.Tensor] | None:
+    """The tensors of a value in pytree order (a tuple or list flattened), or None when the
+    value is unknown (no example value)."""
+    if value is None:
+        return None
+    if isinstance(value, tuple | list):
+        return [t for v in value for t in value_leaves(v) or ()]
+    return [value] if isinstance(value, torch.Tensor) else []
+
+
+def leaf_count(node: Node) -> int:
+    """How many storage-carrying leaves the node's value has (an unknown value counts one)."""
+    leaves = value_leaves(example_value(node))
+    return 1 if leaves is None else len(leaves)
+
+
+def storage_of(value: torch.Tensor) -> Storage:
+    """The storage `value` lives in. A functorch wrapper (vmap's batched tensor, `grad`'s
+    tracking tensor) has none of its own: it is the wrapped tensor's (EFF-2)."""
+    while is_functorch_wrapped_tensor(value):
+        value = get_unwrapped(value)
+    make: Callable[[object], StorageWeakRef] = StorageWeakRef
+    typed_storage: Callable[[], object] = value._typed_storage
+    try:
+        return make(typed_storage())
+    except (NotImplementedError, RuntimeError) as e:  # sparse and other storage-less layouts
+        return Unreadable(f"{value.layout} tensor: {e}")
+
+
+def aliases(node: Node) -> tuple[tuple[LeafRef, ...], ...]:
+    """Per leaf of `node`'s value, the argument leaves whose storage it shares (EFF-2): by
+    storage where both example values are known; where an argument's is not, what the op
+    declares (`declared_aliases`)."""
+    leaves = value_leaves(example_value(node))
+    if leaves is None:
+        return (declared_aliases(node),)
+    arguments = _argument_storages(node)
+    unknown = {ref[0] for ref, s in arguments if s is None}
+    declared = tuple(r for r in declared_aliases(node) if r[0] in unknown) if unknown else ()
+    found: list[tuple[LeafRef, ...]] = []
+    for leaf in leaves:
+        storage = storage_of(leaf)
+        if isinstance(storage, Unreadable):
+            found.append(tuple(ref for ref, s in arguments if s is not None))  # any of them
+        else:
+            shared = tuple(ref for ref, s in arguments if s is not None and _same(s, storage))
+            found.append(shared + declared)
+    return tuple(found)
+
+
+def _same(a: Storage, b: StorageWeakRef) -> bool:
+    """Both storages are readable and the same; an unreadable one may be any."""
+    return isinstance(a, Unreadable) or a == b
+
+
+def _argument_storages(node: Node) -> list[tuple[LeafRef, Storage | None]]:
+    """Every leaf of every flat argument with its storage (None: the argument is unknown)."""
+    found: list[tuple[LeafRef, Storage | None]] = []
+    for position, arg in enumerate(flat_node_args(node)):
+        leaves = value_leaves(example_value(arg))
+        if leaves is None:
+            found.append(((position, 0), None))
+            continue
+        found.extend(((position, k), storage_of(t)) for k, t in enumerate(leaves))
+    return found
+
+
+# methods and functions whose result may be a view of their first argument
+VIEW_NAMES = frozenset(
+    {
+        "view", "view_as", "reshape", "reshape_as", "t", "T", "mT", "transpose", "swapaxes",
+        "swapdims", "permute", "movedim", "moveaxis", "expand", "expand_as", "unsqueeze",
+        "squeeze", "select", "narrow", "as_strided", "flatten", "unflatten", "diagonal",
+        "unfold", "split", "chunk", "unbind", "tensor_split", "detach", "contiguous", "to",
+        "type_as", "real", "imag", "view_as_real", "view_as_complex", "alias", "getitem",
+    }
+)  # fmt: skip
+
+
+def declared_aliases(node: Node) -> tuple[LeafRef, ...]:
+    """For a node without an example value: the argument its result may share storage with,
+    from a schema's `Tensor(a)`/`Tensor(a!)` return, an in-place name or a view name (EFF-2)."""
+    if isinstance(node.target, torch._ops.OpOverload):
+        return _schema_aliases(node)
+    name = node.target if isinstance(node.target, str) else qualified_name(node.target)
+    short = name.rsplit(".", 1)[-1]
+    views = short in VIEW_NAMES or _is_inplace_name(short) or node.target is operator.getitem
+    if node.op in ("call_method", "call_function") and views and flat_node_args(node):
+        return ((0, 0),) if _first_arg_is_node(node) else ()
+    return ()
+
+
+def _first_arg_is_node(node: Node) -> bool:
+    return bool(node.args) and isinstance(node.args[0], Node)
+
+
+def _schema_aliases(node: Node) -> tuple[LeafRef, ...]:
+    assert isinstance(node.target, torch._ops.OpOverload), "EFF-2: a schema"
+    schema = node.target._schema
+    sets = {s for r in schema.returns if r.alias_info is not None for s in r.alias_info.before_set}
+    if not sets:
+        return ()
+    found: list[LeafRef] = []
+    offset = 0
+    for i, arg in enumerate(node.args):
+        n = _node_count(arg)
+        info = schema.arguments[i].alias_info if i < len(schema.arguments) else None
+        if n and info is not None and not sets.isdisjoint(info.before_set):
+            found.extend((p, 0) for p in range(offset, offset + n))
+        offset += n
+    return tuple(found)
+
+
+# -- EFF-3 switches, EFF-4 draws ---------------------------------------------------------------
+
+
+class Switch(StrEnum):
+    """A change of the global state the nodes after it run in (EFF-3)."""
+
+    AUTOCAST = "autocast"
+    GRAD = "grad mode"
+    FUNCTORCH = "functorch transform"
+
+
+AUTOCAST_TARGETS: tuple[Callable[..., object], ...] = (_enter_autocast, _exit_autocast)
+GRAD_MODE_TARGET: Callable[..., object] = torch._C._set_grad_enabled
+# The switches of functorch's transforms (vmap, grad, jvp) and of the autograd state they set.
+# Not the saved-tensor-hook switches `grad` also emits: computation is the same on either side.
+FUNCTORCH_TARGETS: tuple[Callable[..., object], ...] = (
+    predispatch._vmap_increment_nesting,
+    predispatch._vmap_decrement_nesting,
+    predispatch._jvp_increment_nesting,
+    predispatch._jvp_decrement_nesting,
+    predispatch._enter_dual_level,
+    predispatch._exit_dual_level,
+    torch._C._functorch._grad_increment_nesting,
+    torch._C._functorch._grad_decrement_nesting,
+    torch._C._functorch.set_inplace_requires_grad_allowed,
+    torch._C._set_fwd_grad_enabled,
+)
+SWITCHES: Mapping[Callable[..., object], Switch] = {
+    **dict.fromkeys(AUTOCAST_TARGETS, Switch.AUTOCAST),
+    GRAD_MODE_TARGET: Switch.GRAD,
+    **dict.fromkeys(FUNCTORCH_TARGETS, Switch.FUNCTORCH),
+}
+
+
+def switch(node: Node) -> Switch | None:
+    """The global state `node` switches, or None (EFF-3)."""
+    if node.op != "call_function" or isinstance(node.target, str):
+        return None
+    try:
+        return SWITCHES.get(node.target)
+    except TypeError:  # an unhashable target switches nothing
+        return None
+
+
+# functions and methods that draw from the global generator (their last name component)
+RANDOM_NAMES = frozenset(
+    {
+        "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
+        "bernoulli", "bernoulli_", "normal", "normal_", "multinomial", "poisson", "uniform_",
+        "exponential_", "cauchy_", "geometric_", "log_normal_", "random_", "dropout",
+        "dropout_", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "alpha_dropout_",
+        "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_",
+        "gumbel_softmax", "rrelu_with_noise", "rrelu_with_noise_",
+    }
+)  # fmt: skip
+
+
+def draws(node: Node) -> bool:
+    """Whether `node` draws from the global random generator (EFF-4): an op tagged
+    `nondeterministic_seeded`, a function or method of `RANDOM_NAMES`, or a call of a subgraph
+    one of whose nodes draws."""
+    if node.op not in ("call_function", "call_method"):
+        return False
+    if node.target is INVOKE:
+        body = _callee(node)
+        return body is not None and any(draws(n) for n in body.graph.nodes)
+    if isinstance(node.target, torch._ops.OpOverload):
+        return torch.Tag.nondeterministic_seeded in node.target.tags
+    name = node.target if isinstance(node.target, str) else qualified_name(node.target)
+    return name.rsplit(".", 1)[-1] in RANDOM_NAMES
+
+
+def _callee(node: Node) -> torch.fx.GraphModule | None:
+    """The graph module an `invoke_subgraph` node calls, where its graph has an owner."""
+    fetch, owner = node.args[0] if node.args else None, node.graph.owning_module
+    if not isinstance(fetch, Node) or fetch.op != "get_attr" or owner is None:
+        return None
+    found = attribute(owner, str(fetch.target))
+    return found if isinstance(found, torch.fx.GraphModule) else None
+
+
+def written_args(node: Node, positions: Sequence[int]) -> list[Node]:
+    """The flat arguments at `positions`, each once, in position order."""
+    args = flat_node_args(node)
+    return list(dict.fromkeys(args[p] for p in positions if 0 <= p < len(args)))

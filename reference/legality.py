@@ -1,0 +1,252 @@
+"""Outlining legality: every reason a region (or a whole group) stays as it is, in the order
+they are checked (spec chapter 03, RPL).
+
+`Refusal` is the closed list; a predicate per member answers with a detail string, or "" when
+the rule does not refuse. The group-level rules run first (`group_refusal`), then each region's
+(`region_refusal`), then the cycle rule over the regions that passed (RPL-25, in `dedup`).
+What a node reads and writes comes from the alias DB (chapter 09): a write through any alias
+counts, so a region that writes a view of its input, or reads a value an outside node writes
+through another view, is refused.
+"""
+
+from __future__ import annotations
+
+import bisect
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from enum import StrEnum
+
+import torch
+import torch.fx
+
+from reference.alias_db import AliasDB, StorageClass
+from reference.bodies import same_body
+from reference.fx_helpers import example_value, flat_node_args
+from reference.outline import (
+    OutlinePlan,
+    external_usages,
+    functorch_wrapped,
+    is_tuple_node,
+    operands,
+    runtime_takes,
+    unreturnable_output,
+    usage_node,
+)
+
+Node = torch.fx.Node
+Resolve = Callable[[str], object]
+Wiring = tuple[tuple[int | None, ...], ...]
+
+
+class Refusal(StrEnum):
+    """Why a region (or a whole group) is not replaced; each names its invariant."""
+
+    TAKEN_OVER = "RPL-17: a node of the region was replaced by an earlier call"
+    NO_INPUTS = "RPL-5: the representative region has no external input"
+    OUTPUT = "RPL-23: an output is a value torch's invoke_subgraph runtime cannot return"
+    GATE = "RPL-11: the checker did not prove the replacement safe"
+    OTHER_BODY = "RPL-20: the region reads a higher-order op body unlike the representative's"
+    WIRING = "RPL-6: the region's internal wiring differs from the representative's"
+    SPANS_PIN = "RPL-16: the region spans a pinned global-state node (autocast, grad, functorch)"
+    MUTATED_INPUT = "RPL-7: the region writes one of its external inputs, or an alias of one"
+    OPERAND = "RPL-21: an operand is a value torch's invoke_subgraph runtime does not take"
+    FUNCTORCH = "RPL-24: the region computes with functorch-wrapped tensors (vmap, grad)"
+    ALIASING = "RPL-8: inputs or outputs of the region share storage"
+    SPLIT_MUTATION = "RPL-9: a value the region uses is written outside it, between its nodes"
+    WHOLE_TUPLE = "RPL-18: an outside node uses a tuple output of the region whole"
+    CYCLE = "RPL-25: replacing the group's regions would close a dependency cycle"
+
+    @property
+    def id(self) -> str:
+        """The invariant that refuses: `RPL-7`."""
+        return self.value.split(":", 1)[0]
+
+
+Verdict = tuple[Refusal, str] | None  # the first refusal and its detail, or None: replace
+
+
+class Facts:
+    """What the checks read besides the region: the alias DB (chapter 09), the pinned
+    global-state switches (RPL-16) and which nodes earlier calls replaced (RPL-17)."""
+
+    def __init__(self, graph: torch.fx.Graph, db: AliasDB, pinned: Iterable[object]) -> None:
+        self.db = db
+        targets = tuple(pinned)
+        self.pinned = [n for n in graph.nodes if n.target in targets]
+        self.pinned_ranks = [db.rank[n] for n in self.pinned]
+        self.replaced_by: dict[Node, Node] = {}
+
+    def pin_between(self, nodes: Iterable[Node]) -> Node | None:
+        """A pinned switch strictly inside the span of `nodes`, if any (RPL-16)."""
+        ranks = [self.db.rank[n] for n in nodes]
+        k = bisect.bisect_right(self.pinned_ranks, min(ranks))
+        inside = k < len(self.pinned_ranks) and self.pinned_ranks[k] < max(ranks)
+        return self.pinned[k] if inside else None
+
+    def taken_over(self, nodes: Iterable[Node]) -> Node | None:
+        """The first of `nodes` an earlier call has replaced (and erased), if any (RPL-17)."""
+        return next((n for n in nodes if n in self.replaced_by), None)
+
+
+def group_refusal(group: Sequence[Sequence[Node]], plan: OutlinePlan) -> Verdict:
+    """RPL-5 and RPL-23: a group none of whose regions can be called."""
+    if not external_usages(group[0]):
+        return Refusal.NO_INPUTS, ""
+    unreturnable = unreturnable_output(group[0], plan)
+    return (Refusal.OUTPUT, unreturnable) if unreturnable else None
+
+
+def region_refusal(
+    region: Sequence[Node], group: Sequence[Sequence[Node]], plan: OutlinePlan, facts: Facts,
+    resolve: Resolve,
+) -> Verdict:  # fmt: skip
+    """The first rule that refuses `region` of `group` (RPL-20, RPL-6 .. RPL-9, RPL-16 to
+    RPL-18, RPL-21, RPL-24), checked in this order, or None."""
+    checks: list[tuple[Refusal, Callable[[], str]]] = [
+        (Refusal.OTHER_BODY, lambda: other_body(region, group[0], plan, resolve)),
+        (Refusal.WIRING, lambda: other_wiring(region, group[0])),
+        (Refusal.SPANS_PIN, lambda: spans_pin(region, facts)),
+        (Refusal.MUTATED_INPUT, lambda: writes_input(region, plan, facts.db)),
+        (Refusal.OPERAND, lambda: untaken_operand(region, plan)),
+        (Refusal.FUNCTORCH, lambda: wrapped_value(region, plan)),
+        (Refusal.ALIASING, lambda: shared_storage(region, plan, facts.db)),
+        (Refusal.SPLIT_MUTATION, lambda: written_between(region, facts.db)),
+        (Refusal.WHOLE_TUPLE, lambda: tuple_used_whole(region, plan)),
+    ]
+    for refusal, check in checks:
+        detail = check()
+        if detail:
+            return refusal, detail
+    return None
+
+
+def wiring(region: Sequence[Node]) -> Wiring:
+    """Per node, per flat node argument: the region position it comes from, or None (RPL-6)."""
+    position = {n: i for i, n in enumerate(region)}
+    return tuple(tuple(position.get(a) for a in flat_node_args(n)) for n in region)
+
+
+def other_wiring(region: Sequence[Node], region0: Sequence[Node]) -> str:
+    """RPL-6: the region's nodes take their arguments from other positions than region 0's."""
+    return "" if wiring(region) == wiring(region0) else "argument sources differ from region 0"
+
+
+def other_body(
+    region: Sequence[Node], region0: Sequence[Node], plan: OutlinePlan, resolve: Resolve
+) -> str:
+    """RPL-20: every `get_attr` the region reads fetches the representative's body, or one that
+    computes the same thing (`same_body`): the subgraph calls the representative's."""
+    for slot in plan.slots:
+        for u in slot.usages if not slot.is_operand else ():
+            mine, theirs = usage_node(region, u), usage_node(region0, u)
+            if mine.op != "get_attr":
+                return f"{mine.name} is not a get_attr"
+            if not same_body(resolve(str(theirs.target)), resolve(str(mine.target))):
+                return f"{mine.target} differs from {theirs.target}"
+    return ""
+
+
+def spans_pin(region: Sequence[Node], facts: Facts) -> str:
+    """RPL-16: a pinned global-state switch lies between the region's nodes."""
+    pin = facts.pin_between(region)
+    return "" if pin is None else f"{pin.name} lies between the region's nodes"
+
+
+def writes_input(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
+    """RPL-7: a region node writes a storage class one of the call's operands holds: the operand
+    itself (torch's rule, D5) or any alias of it, such as a view made inside the region."""
+    outside = {c for operand in operands(region, plan) for c in db.classes(operand)}
+    for node in region:
+        written = db.writes(node) & outside
+        if written:
+            args = [a for a in flat_node_args(node) if db.classes(a) & written]
+            return f"{node.name} writes {args[0].name if args else 'an input'}"
+    return ""
+
+
+def untaken_operand(region: Sequence[Node], plan: OutlinePlan) -> str:
+    """RPL-21: an operand torch's runtime does not take."""
+    for operand in operands(region, plan):
+        value = example_value(operand)
+        if not runtime_takes(value):
+            return f"{operand.name} is a {type(value).__name__}"
+    return ""
+
+
+def wrapped_value(region: Sequence[Node], plan: OutlinePlan) -> str:
+    """RPL-24: the first operand or region node whose example value is functorch-wrapped."""
+    for node in (*operands(region, plan), *region):
+        kind = functorch_wrapped(example_value(node))
+        if kind:
+            return f"{node.name} is a {kind}"
+    return ""
+
+
+def shared_storage(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
+    """RPL-8: torch's input-input, output-output and input-output storage checks, by storage
+    class, on tensor values (as torch: a tuple output's elements are returned as they are);
+    flattened tuple getitems are exempt. A value whose storage cannot be read cannot be shown
+    not to alias: refused."""
+    flat = {region[i] for i in plan.flattened}
+    seen: dict[int, tuple[str, Node]] = {}
+    inputs = [n for n in operands(region, plan) if n not in flat]
+    outputs = [region[i] for i in plan.outputs if region[i] not in flat]
+    for kind, nodes in (("input", inputs), ("output", outputs)):
+        for node in nodes:
+            if not isinstance(example_value(node), torch.Tensor):
+                continue
+            why = db.unreadable(node)
+            if why:
+                return f"{kind} {node.name} has no readable storage ({why})"
+            own = sorted(db.classes(node))
+            shared = next((seen[c] for c in own if c in seen), None)
+            if shared is not None:
+                return f"{shared[0]} {shared[1].name} and {kind} {node.name} share storage"
+            seen.update(dict.fromkeys(own, (kind, node)))
+    return ""
+
+
+def written_between(region: Sequence[Node], db: AliasDB) -> str:
+    """RPL-9: an outside writer of a storage class the region reads, writes or produces sits
+    strictly between two of the region's accesses to it: one call position cannot keep both."""
+    inside = set(region)
+    ranks: dict[StorageClass, list[int]] = {}
+    for node in region:
+        for cls in db.reads(node) | db.writes(node) | db.classes(node):
+            ranks.setdefault(cls, []).append(db.rank[node])
+    for cls, where in sorted(ranks.items()):
+        lo, hi = min(where), max(where)
+        for writer in db.writers(cls):
+            if writer not in inside and lo < db.rank.get(writer, -1) < hi:
+                return f"{writer.name} writes what {_reader(region, cls, db)} reads"
+    return ""
+
+
+def _reader(region: Sequence[Node], cls: StorageClass, db: AliasDB) -> str:
+    found = next((n for n in region if cls in db.reads(n) | db.classes(n)), region[0])
+    return found.name
+
+
+def tuple_used_whole(region: Sequence[Node], plan: OutlinePlan) -> str:
+    """RPL-18: an outside user of a tuple output (or of a tuple inside it) that is not an int
+    getitem, e.g. `view(x, size)` on `size = t.size()`: the call returns only the elements."""
+    inside = set(region)
+    stack = [region[p] for p in plan.outputs if is_tuple_node(region[p])]
+    while stack:
+        node = stack.pop()
+        items = [u for u, _ in getitem_users(node)]
+        whole = [u for u in node.users if u not in inside and u not in items]
+        if whole:
+            return f"{whole[0].name} uses {node.name} whole"
+        stack.extend(u for u in reversed(items) if is_tuple_node(u))
+    return ""
+
+
+def getitem_users(node: Node) -> list[tuple[Node, int]]:
+    """The `getitem(node, i)` users with a constant int index, with that index."""
+    found: list[tuple[Node, int]] = []
+    for u in node.users:
+        index = u.args[1] if len(u.args) > 1 else None
+        if u.target is operator.getitem and isinstance(index, int):
+            found.append((u, index))
+    return found

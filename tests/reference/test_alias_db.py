@@ -1,0 +1,100 @@
+"""The alias DB through replacement (spec chapter 09, EFF-7): updated in place, it equals a DB
+built afresh after every replacement, on the corpus and random models; and the refusals that
+read it (RPL-7 through a view)."""
+
+from __future__ import annotations
+
+import graphlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx
+
+from checker.oracle.randmodels import random_model
+from reference.alias_db import AliasDB
+from reference.capture import Capture, capture
+from reference.dedup import ModuleInstaller, Outliner, deduplicate
+from reference.deps import OrderingDeps, pinned_targets
+from reference.legality import Facts, Refusal
+from reference.outline import OutlinePlan
+from reference.policy import RIGHT
+from reference.regions import search_regions
+from reference.replace import Call
+from tests.support.corpus import corpus_files, load_model_file
+
+Node = torch.fx.Node
+
+
+def _topological(graph: torch.fx.Graph) -> list[Node]:
+    """The graph's nodes, arguments first (after a replacement the calls sit at the end, before
+    the sort; the users of their getitems sit earlier)."""
+    sorter: graphlib.TopologicalSorter[Node] = graphlib.TopologicalSorter()
+    for node in graph.nodes:
+        sorter.add(node, *node.all_input_nodes)
+    return list(sorter.static_order())
+
+
+class _Compared(Outliner):
+    """The reference's outliner, comparing its updated DB with a fresh one after each
+    replacement."""
+
+    compared = 0
+
+    def replace(
+        self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan, call: Call
+    ) -> None:
+        super().replace(index, k, region, plan, call)
+        db = self.facts.db
+        writes = {n: p for n, p in db.written.items() if n.graph is self.graph}
+        fresh = AliasDB(self.graph, writes, _topological(self.graph))
+        nodes = list(self.graph.nodes)
+        assert db.partition(nodes) == fresh.partition(nodes), f"EFF-7: after {region[0].name}"
+        self.compared += 1
+
+
+def _compare_through_dedup(c: Capture) -> int:
+    graph = c.gm.graph
+    writes = {n: tuple(sorted(p)) for n, p in c.tracker.node_to_mutated_arg_positions.items()}
+    db = AliasDB(graph, writes)
+    deps = OrderingDeps.from_graph(graph, writes, db=db)
+    run = _Compared(graph, ModuleInstaller(c.gm), Facts(graph, db, pinned_targets()), deps,
+                    None, RIGHT)  # fmt: skip
+    for index, group in enumerate(search_regions(graph, c.tracker.buckets()).region_groups()):
+        run.outline_group(index, group)
+    return run.compared
+
+
+@pytest.mark.spec("EFF-7")
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.stem)
+def test_eff7_the_updated_db_equals_a_fresh_one_after_every_replacement(path: Path) -> None:
+    f = load_model_file(path)
+    _compare_through_dedup(capture(f.model, f.example_inputs, f.dynamic))
+
+
+@pytest.mark.spec("EFF-7", "DIF-6")
+def test_eff7_the_updated_db_equals_a_fresh_one_on_random_models() -> None:
+    compared = 0
+    for index in range(60):
+        m = random_model(7, index)
+        compared += _compare_through_dedup(capture(m.model, m.example_inputs, m.dynamic))
+    assert compared >= 60, "the random models replace regions"
+
+
+@pytest.mark.spec("RPL-7", "EFF-6")
+def test_rpl7_a_write_through_a_view_of_an_input_is_refused() -> None:
+    """The block views its input and updates the view in place, inside the region: it writes
+    the input (torch checks the positions the input is used at: the view is the region's own)."""
+
+    def block(h: torch.Tensor) -> torch.Tensor:
+        w = h.view(-1).mul_(2)
+        return (w * 3).sin()
+
+    def model(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return block(x * 1.0), block(y * 1.0)
+
+    c = capture(model, (torch.randn(4), torch.randn(4)))
+    result = deduplicate(c.gm, c.tracker)
+    assert {r.reason for r in result.refused} == {Refusal.MUTATED_INPUT}, result.refused
+    assert [r.detail.split(" writes ")[0] for r in result.refused] == ["w", "w_1"]
