@@ -12,29 +12,14 @@ structurally: node for node, the same op, target and constants, with node argume
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from collections.abc import Hashable
 
 import torch
 import torch.fx
 
-from reference.names import qualified_name
+from reference.fx_helpers import arg_key, attribute, target_name
 
 Node = torch.fx.Node
-
-
-def resolver(root: torch.nn.Module | Mapping[str, Any]) -> Callable[[str], object]:
-    """`target -> attribute` of a module (dotted paths) or a Dynamo `nn_modules` mapping."""
-    if isinstance(root, Mapping):
-        return lambda target: root.get(target)
-
-    def find(target: str) -> object:
-        found: object = root
-        for part in target.split("."):
-            found = getattr(found, part, None)
-        return found
-
-    return find
 
 
 def is_body(node: Node) -> bool:
@@ -44,7 +29,7 @@ def is_body(node: Node) -> bool:
         return False
     owner = node.graph.owning_module
     if owner is not None:
-        return isinstance(resolver(owner)(str(node.target)), torch.nn.Module)
+        return isinstance(attribute(owner, str(node.target)), torch.nn.Module)
     value = node.meta.get("example_value", node.meta.get("val"))
     return not isinstance(value, torch.Tensor)
 
@@ -63,17 +48,14 @@ def body_key(gm: torch.fx.GraphModule) -> Hashable:
     by position; a nested body by its own key. Names are left out (RPL-20)."""
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
-    find = resolver(gm)
     found: list[Hashable] = []
     for node in nodes:
-        target: Hashable = (
-            node.target if isinstance(node.target, str) else qualified_name(node.target)
-        )
+        target: Hashable = target_name(node)
         if node.op == "placeholder":
             target = ""  # named after the caller's values
         elif node.op == "get_attr":
-            child = find(str(node.target))
+            child = attribute(gm, str(node.target))
             target = body_key(child) if isinstance(child, torch.fx.GraphModule) else target
-        args = torch.fx.map_arg((node.args, node.kwargs), lambda n: ("node", index[n]))
-        found.append((node.op, target, repr(args)))
+        args = arg_key((node.args, node.kwargs), lambda n: ("node", index[n]))
+        found.append((node.op, target, args))
     return tuple(found)

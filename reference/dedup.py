@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 import torch
 import torch.fx
 
 from reference.alias_db import AliasDB
-from reference.bodies import resolver
 from reference.contraction import Contraction
 from reference.deps import OrderingDeps, pinned_targets
+from reference.fx_helpers import attribute
 from reference.legality import Facts, Refusal, group_refusal, region_refusal
 from reference.order import stable_topological_sort
 from reference.outline import OutlinePlan, build_subgraph, plan_outline
@@ -243,7 +244,7 @@ class Outliner:
         self, index: int, group: Sequence[Sequence[Node]], plan: OutlinePlan
     ) -> list[int]:
         """The regions no rule refuses; the others are recorded as refused."""
-        resolve = resolver(self.installer.root)
+        resolve = partial(attribute, self.installer.root)
         accepted: list[int] = []
         for k, region in enumerate(group):
             why = region_refusal(region, group, plan, self.facts, resolve)

@@ -42,6 +42,13 @@ def unique_node_args(node: Node) -> list[Node]:
     return node.all_input_nodes
 
 
+def target_name(node: Node) -> str:
+    """A node's target as text, never an address: `qualified_name` for callables, else the
+    string (a method name, an attribute path)."""
+    target = node.target
+    return target if isinstance(target, str) else qualified_name(target)
+
+
 def attribute(root: torch.nn.Module | Mapping[str, Any], target: str) -> Any:
     """The object a dotted `get_attr`/`call_module` target names below `root` (a module, or a
     Dynamo `nn_modules` mapping of top-level names), or None when there is none."""

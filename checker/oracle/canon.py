@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,6 +28,7 @@ import torch.fx
 from checker.oracle.graph_source import Unwritable as Unwritable
 from checker.oracle.graph_source import graph_source as graph_source
 from checker.oracle.graph_source import target_expr as target_expr
+from reference.fx_helpers import attribute, target_name
 from reference.names import qualified_name
 
 Node = torch.fx.Node
@@ -65,16 +66,13 @@ def canonical_graph(gm: torch.fx.GraphModule) -> CanonGraph:
         if n.op in ("get_attr", "call_module") and isinstance(_child(gm, n), torch.fx.GraphModule):
             used.setdefault(str(n.target))
     modules = tuple(
-        (name, canonical_graph(cast(torch.fx.GraphModule, gm.get_submodule(name)))) for name in used
+        (name, canonical_graph(cast(torch.fx.GraphModule, attribute(gm, name)))) for name in used
     )
     return CanonGraph(nodes, modules)
 
 
 def _child(gm: torch.fx.GraphModule, node: Node) -> object:
-    try:
-        return gm.get_submodule(str(node.target))
-    except AttributeError:
-        return None
+    return attribute(gm, str(node.target))
 
 
 def dynamo_dead_nodes(graph: torch.fx.Graph) -> set[Node]:
@@ -103,13 +101,6 @@ def _canon_node(node: Node, index: Mapping[Node, int]) -> CanonNode:
     args += [f"{k}={render(v, index)}" for k, v in node.kwargs.items()]
     target = "" if node.op == "placeholder" else target_name(node)
     return CanonNode(node.op, target, ", ".join(args))
-
-
-def target_name(node: Node) -> str:
-    """A node's target, never an address: `qualified_name` for callables, else the string."""
-    if isinstance(node.target, str):
-        return node.target
-    return qualified_name(cast(Callable[..., object], node.target))
 
 
 def render(value: Any, index: Mapping[Node, int]) -> str:

@@ -24,8 +24,7 @@ from checker.proof.inline import Callee, Emitted, Ref, Value, inline
 from reference.alias_db import StorageClasses
 from reference.bodies import body_key
 from reference.effects import aliases, draws, storage_of, value_leaves, writes
-from reference.fx_helpers import arg_key, example_value, flat_node_args
-from reference.names import qualified_name
+from reference.fx_helpers import arg_key, example_value, flat_node_args, target_name
 
 Node = torch.fx.Node
 NODE_MARK = ("node",)  # constants are 2-tuples, so the marker never equals one
@@ -107,9 +106,7 @@ def _target(e: Emitted) -> str:
     node = e.node
     if node.op == "placeholder":  # top level: the calling convention is position + name
         return f"graph input {e.position} ({node.target})"
-    if node.op == "call_function":
-        return qualified_name(node.target)
-    return str(node.target)
+    return target_name(node)
 
 
 def _is_root(e: Emitted) -> bool:

@@ -20,6 +20,7 @@ from torch.fx.experimental.symbolic_shapes import free_symbols
 
 from reference.deps import OrderingDeps
 from reference.errors import FxOracleError
+from reference.fx_helpers import attribute
 
 NodeIndex = NewType("NodeIndex", int)
 PartitionId = NewType("PartitionId", int)
@@ -92,11 +93,9 @@ class GraphFacts:
 
 def resolve_attr(gm: torch.nn.Module, qualname: str) -> Any:
     """The object a get_attr or call_module target names on `gm`, else `FxOracleError`."""
-    value: Any = gm
-    for atom in qualname.split("."):
-        if not hasattr(value, atom):
-            raise FxOracleError(f"node target {qualname} not found on the module")
-        value = getattr(value, atom)
+    value = attribute(gm, qualname)
+    if value is None:
+        raise FxOracleError(f"node target {qualname} not found on the module")
     return value
 
 
