@@ -17,6 +17,7 @@ import torch.fx
 
 from reference.bodies import resolver
 from reference.deps import OrderingDeps, pinned_targets
+from reference.errors import expect, expect_method
 from reference.facts import ValueFacts
 from reference.order import stable_topological_sort
 from reference.outline import (
@@ -92,6 +93,8 @@ def deduplicate(
     the same object saves building it twice); it is updated in place. `search`, when given, is
     `search_regions(gm.graph, tracker.buckets())` done already (the regions are found once).
     """
+    expect(gm, torch.fx.GraphModule, "deduplicate: gm")  # FIL-6
+    expect_method(tracker, "buckets", "deduplicate: tracker")
     if search is None:
         search = search_regions(gm.graph, tracker.buckets())
     groups = search.region_groups()

@@ -17,6 +17,7 @@ import torch
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
+from reference.errors import expect
 from reference.key_cache import KeyCache, RawKey
 from reference.keys import (
     CallSite,
@@ -142,6 +143,7 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
     cyclic garbage collector paused: keying allocates and frees nothing cyclic, and each of the
     collector's passes would walk every node and fake tensor of the graph again.
     """
+    expect(graph, torch.fx.Graph, "track_graph: graph")  # FIL-6
     cache = KeyCache()
     with collector_paused(), cache.reading():
         return _track_all(graph, cache)
