@@ -15,7 +15,7 @@ import pytest
 from checker.io.model_file import Model, load_model_file, model_from_source
 from checker.oracle.diff import DiffReport, render_text, run_diff
 from checker.oracle.divergence import Component
-from checker.oracle.shrink import fails_with_assertion
+from checker.oracle.repro_run import fails_with_assertion
 from reference.torch_version import TORCH
 from tests.support.corpus import CORPUS_DIR
 
