@@ -1,7 +1,11 @@
-"""The `fxoracle` command line: verify, explain, diff, fuzz, bench (README "Usage").
+"""The `fxoracle` command line: verify, explain, diff, fuzz, bench (README "Usage"; the
+arguments: `checker.cli_args`).
 
-Bad input prints one line on stderr and exits 2 (a traceback only with `--debug`); a failed check
-exits 1; success exits 0. Reports are written atomically: a temporary file renamed into place.
+Bad input prints one line on stderr and exits 2 (a traceback only with `--debug`): a bad
+argument, an output that cannot be written (checked before any work, FIL-2), a data file that
+would run code (FIL-1), anything a user's code raises, `SystemExit` included (FIL-4). A failed
+check exits 1; success exits 0. Reports are written atomically: a temporary file renamed into
+place, a stream written straight (FIL-3).
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from checker.io.model_file import load_model_file
+from checker.cli_args import build_parser
+from checker.io.model_file import load_model_file, model_names
+from checker.io.out_paths import check_outputs
 from checker.io.reports import to_json, write_atomically
-from checker.oracle.divergence import COMPONENTS
+from checker.io.user_code import what_raised
 from checker.tools.pipeline import Split
 from reference.errors import FxOracleError
 
@@ -26,115 +32,6 @@ if TYPE_CHECKING:
     from checker.oracle.diff_bar import DiffBar
 
 BUNDLED_EXAMPLE = Path(__file__).parent / "examples" / "transformer.py"
-DIFF_HELP = """Run the reference and another implementation on the same captured graphs,
-component by component, and say which side is wrong where they differ.
-
-sides (--against):
-  torch          torch's own tracker, apply_graph_deduplication, stable sort, split_module
-  torch-simple   torch's split_module_simple (split only)
-  reference      fxoracle against itself (a sanity check)
-  module:attr    your implementation: an object or class with find_regions, deduplicate,
-                 stable_sort and/or split (the contract: checker/oracle/protocol.py)
-components (--component): tracker, dedup, sort, split, or all (those the side implements)
-exit status: 0 when no side is blamed ("both correct" differences are listed, not failed),
-1 when a side is blamed or fxoracle itself failed, 2 on bad input."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as FxOracleError (one line, exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise FxOracleError(f"{self.prog}: {message}")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="fxoracle", description="Reference dedup pipeline and checker.")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _verify_parser(sub)
-    _explain_parser(sub)
-    _diff_parser(sub)
-    _fuzz_parser(sub)
-    _bench_parser(sub)
-    return parser
-
-
-def _verify_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
-    verify = sub.add_parser("verify", help="what deduplicates, what is refused and why, proved")
-    verify.add_argument(
-        "path", nargs="?", help="model file, .pt2 or GraphModule file (default: bundled example)"
-    )
-    verify.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
-    verify.add_argument("--dynamic", action="store_true", help="capture with dynamic shapes")
-    verify.add_argument("--split", metavar="POLICY", help="also split: per-region or every-N")
-    verify.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
-    verify.add_argument("--debug", action="store_true", help="show tracebacks")
-
-
-def _explain_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
-    explain = sub.add_parser("explain", help="narrate the expansion step by step")
-    explain.add_argument("path", nargs="?", help="model file (default: the bundled example)")
-    explain.add_argument("--group", type=int, help="only this group (index in the report)")
-    explain.add_argument("--json", metavar="PATH", help="write the steps as JSON ('-': stdout)")
-    explain.add_argument("--html", metavar="PATH", help="draw the regions growing, step by step")
-    explain.add_argument("--debug", action="store_true", help="show tracebacks")
-
-
-def _diff_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
-    raw = argparse.RawDescriptionHelpFormatter
-    diff = sub.add_parser("diff", help="diff an implementation against the reference",
-                          description=DIFF_HELP, formatter_class=raw)  # fmt: skip
-    diff.add_argument("paths", nargs="*", help="model files (default: none; use --random)")
-    diff.add_argument(
-        "--against", required=True, help="torch, torch-simple, reference or module:attr"
-    )
-    diff.add_argument("--component", default="all", choices=[*COMPONENTS, "all"])
-    diff.add_argument("--random", type=int, default=0, metavar="N", help="N random models too")
-    diff.add_argument("--seed", type=int, default=0, help="seed of the random models")
-    diff.add_argument("--repro-dir", metavar="DIR", help="where minimized repros are written")
-    diff.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
-    diff.add_argument(
-        "--strict-order", action="store_true",
-        help="compare node positions too, not only what the graphs compute",
-    )  # fmt: skip
-    diff.add_argument(
-        "--fail-on", default="any", choices=["any", "reference", "other"],
-        help="exit 1 when this side is blamed (any: either; reference: fxoracle's own bugs)",
-    )  # fmt: skip
-    diff.add_argument("--workers", type=int, default=1, metavar="N",
-                      help="processes diffing the models (default 1: this process)")  # fmt: skip
-    diff.add_argument("--debug", action="store_true", help="show tracebacks")
-
-
-def _fuzz_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
-    fuzz = sub.add_parser("fuzz", help="a differential campaign on random models")
-    fuzz.add_argument("--minutes", type=float, default=1.0, help="campaign length")
-    fuzz.add_argument("--seed", type=int, default=0, help="campaign seed")
-    fuzz.add_argument("--out", default="fuzz-findings.json", help="the findings file")
-    fuzz.add_argument("--against", default="torch", help="torch, torch-simple or module:attr")
-    fuzz.add_argument("--repro-dir", metavar="DIR", help="write a minimized repro per finding")
-    fuzz.add_argument("--max-models", type=int, help="stop after this many models")
-    fuzz.add_argument(
-        "--workers", type=int, metavar="N",
-        help="processes diffing models (default: every core; 1: this process only)",
-    )  # fmt: skip
-    fuzz.add_argument(
-        "--ray", metavar="ADDRESS",
-        help="run on the Ray cluster at HOST:PORT, or 'local' (needs fxoracle[cluster])",
-    )  # fmt: skip
-    fuzz.add_argument("--debug", action="store_true", help="show tracebacks")
-
-
-def _bench_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
-    bench = sub.add_parser("bench", help="region finding and deduplication against torch")
-    bench.add_argument("--sizes", type=int, nargs="+", default=[2400, 9600, 38000], metavar="N")
-    bench.add_argument("--repeat", type=int, default=3, help="best of N timed calls")
-    bench.add_argument("--kind", choices=["transformer", "mlp"], default="transformer")
-    bench.add_argument("--torch-max", type=int, default=10000, metavar="NODES")
-    bench.add_argument("--json", metavar="PATH", help="also write the region numbers here")
-    bench.add_argument("--campaign-models", type=int, default=120, metavar="N",
-                       help="campaign throughput on 1 and 2 workers (0: skip)")  # fmt: skip
-    bench.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -157,7 +54,9 @@ def _run_verify(args: argparse.Namespace) -> int:
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
     split = Split.parse(args.split) if args.split else None
-    report = verify.run_verify(path, dynamic=args.dynamic, split=split)
+    check_outputs([args.json, args.html], inputs=[path])
+    report = verify.run_verify(path, dynamic=args.dynamic, split=split,
+                               trust_pickles=args.trust_pickles, note=_note)  # fmt: skip
     if args.json != "-":  # with `--json -` stdout carries the JSON alone
         print(verify.render_text(report), end="")
     if args.json:
@@ -172,6 +71,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     from checker.tools.render.explain_html import render_explain_html
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
+    check_outputs([args.json, args.html], inputs=[path])
     lesson, original = explain.run_explain(path, group=args.group)
     if args.json != "-":
         print(explain.render_text(lesson), end="")
@@ -189,8 +89,7 @@ def _run_diff(args: argparse.Namespace) -> int:
 
     if not args.paths and args.random <= 0:
         raise FxOracleError("diff: give model files and/or --random N")
-    if args.workers < 1:
-        raise FxOracleError("diff: --workers must be at least 1")
+    check_outputs([args.json], folders=[args.repro_dir], inputs=args.paths)
     with DiffBar() as bar:
         report = _diffed(args, bar)
     if args.json != "-":
@@ -210,7 +109,8 @@ def _diffed(args: argparse.Namespace, bar: DiffBar) -> DiffReport:
         task = DiffArgs(args.against, args.component, args.strict_order, args.repro_dir)
         return run_diff_pool(refs, task, args.workers, progress=bar)
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
-    models = [load_model_file(p) for p in args.paths]
+    names = model_names(args.paths)  # unique in the report and as repro names (DIF-15)
+    models = [load_model_file(p, n) for p, n in zip(args.paths, names, strict=True)]
     return run_diff(models, args.against, args.component, args.random, args.seed,
                     repro_dir, progress=bar, strict_order=args.strict_order)  # fmt: skip
 
@@ -221,6 +121,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     from checker.oracle.fuzz import run_campaign
 
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
+    check_outputs([args.out], folders=[args.repro_dir])
     with CampaignBar(args.max_models) as bar:
         campaign = run_campaign(args.minutes, args.seed, Path(args.out), against=args.against,
                                 repro_dir=repro_dir, max_models=args.max_models, progress=bar,
@@ -236,14 +137,27 @@ def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
     from checker.bench import campaign, dedup, regions
 
-    if args.repeat < 1 or min(args.sizes) < 1:
-        raise FxOracleError("bench: --repeat and --sizes must be positive")
+    check_outputs([args.json])
     json_path = Path(args.json) if args.json else None
     print(regions.run(args.sizes, args.repeat, args.kind, args.torch_max, json_path), end="")
     print(dedup.run(args.sizes), end="")
     if args.campaign_models > 0:
         print(campaign.run(args.campaign_models, 0), end="")
     return 0
+
+
+def _note(text: str) -> None:
+    """What was done other than the user may expect, one line on stderr (`.pt2` inputs)."""
+    print(f"fxoracle: note: {text}", file=sys.stderr)
+
+
+def _exit_is_an_error(args: argparse.Namespace) -> int:
+    """`_run`, where a `SystemExit` can only come from a user's code that escaped every guard
+    (a model's forward, a plug-in's method): bad input, one line (FIL-4)."""
+    try:
+        return _run(args)
+    except SystemExit as e:
+        raise FxOracleError(f"{args.command}: user code raised {what_raised(e)}") from e
 
 
 @contextmanager
@@ -268,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         with _quiet(not debug):
-            return _run(args)
+            return _exit_is_an_error(args)
     except FxOracleError as e:
         if debug:
             raise

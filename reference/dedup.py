@@ -20,6 +20,7 @@ import torch.fx
 from reference.alias_db import AliasDB
 from reference.contraction import Contraction
 from reference.deps import OrderingDeps, pinned_targets
+from reference.errors import expect, expect_method
 from reference.fx_helpers import attribute
 from reference.legality import Facts, Refusal, group_refusal, region_refusal
 from reference.order import stable_topological_sort
@@ -89,6 +90,8 @@ def deduplicate(
     (a gate built on the same object saves building it twice); it is updated in place.
     `search`, when given, is `search_regions(gm.graph, tracker.buckets())` done already.
     """
+    expect(gm, torch.fx.GraphModule, "deduplicate: gm")  # FIL-6
+    expect_method(tracker, "buckets", "deduplicate: tracker")
     if search is None:
         search = search_regions(gm.graph, tracker.buckets())
     groups = search.region_groups()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from torch.fx import Graph, Node
 
-from reference.errors import FxOracleError
+from reference.errors import FxOracleError, expect
 from reference.fx_helpers import unique_node_args
 
 
@@ -125,6 +125,8 @@ def stable_topological_sort(graph: Graph, additional_deps: Mapping[Node, Sequenc
     Raises `FxOracleError` (graph untouched) on a cycle, or when a node depends on the output
     node or on a node outside the graph (torch reports both as a failed sort). SRT-1..SRT-5.
     """
+    expect(graph, Graph, "stable_topological_sort: graph")  # FIL-6
+    expect(additional_deps, Mapping, "stable_topological_sort: additional_deps")
     body = [node for node in graph.nodes if node.op != "output"]
     outputs = [node for node in graph.nodes if node.op == "output"]
     position = {node: i for i, node in enumerate(body)}

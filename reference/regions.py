@@ -15,6 +15,7 @@ from typing import Protocol
 
 import torch.fx
 
+from reference.errors import expect, expect_method
 from reference.expand import Expansion, expand
 from reference.model import GraphView, NodeIndex, view_of_graph
 
@@ -76,6 +77,8 @@ def search_regions(graph: torch.fx.Graph, buckets: Buckets) -> RegionSearch:
 
 def find_identical_regions(graph: torch.fx.Graph, tracker: Tracked) -> list[list[list[Node]]]:
     """Region groups of `graph`, in torch's shape and group order (EXP-1, EXP-2, EXP-9)."""
+    expect(graph, torch.fx.Graph, "find_identical_regions: graph")  # FIL-6
+    expect_method(tracker, "buckets", "find_identical_regions: tracker")
     return search_regions(graph, tracker.buckets()).region_groups()
 
 

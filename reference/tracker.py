@@ -18,6 +18,7 @@ import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
 from reference.effects import writes as written_positions
+from reference.errors import expect
 from reference.key_cache import KeyCache, RawKey
 from reference.keys import (
     CallSite,
@@ -143,6 +144,7 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
     allocates and frees nothing cyclic, and each of the collector's passes would walk every
     node and fake tensor of the graph again.
     """
+    expect(graph, torch.fx.Graph, "track_graph: graph")  # FIL-6
     cache = KeyCache()
     with collector_paused(), cache.reading():
         return _track_all(graph, cache)

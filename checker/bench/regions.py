@@ -30,6 +30,7 @@ from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracke
 
 from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
+from checker.io.reports import write_atomically
 from reference.torch_version import TORCH
 from reference.tracker import track_graph
 
@@ -266,7 +267,7 @@ def run(sizes: Sequence[int], repeat: int = 3, kind: str = "transformer",
     goals = targets(rows)
     if json_path is not None:
         data = to_json(kind, repeat, rows, goals) | {"floor": asdict(limit)}
-        json_path.write_text(json.dumps(data, indent=2) + "\n")
+        write_atomically(json_path, json.dumps(data, indent=2) + "\n")  # FIL-3
     head = f"keying (key) and get_identical_regions (find) on {kind} blocks, against "
     head += f"{TORCH.label}: CPU s per call, best of {repeat} samples"
     tail = floor.line(limit, rows[-1].ref.key_s)

@@ -1,84 +1,112 @@
 """Loaders: user graphs in, as graph modules the tracker can key (spec chapter 06, `fxoracle
 verify` inputs; the keys are chapter 01's offline mode, TRK-6).
 
-Three kinds of input:
+Four kinds of input:
 
 - a `.pt2` archive written by `torch.export.save` (`load_pt2`);
 - a Python file that defines a `torch.fx.GraphModule` named `gm` and a tuple `example_inputs`
-  (`load_graph_module_file`);
+  (`checker.io.graph_file.load_graph_module_file`), or the same two saved with `torch.save`
+  (`load_saved_module`, a pickle: only with `trust_pickles`);
 - a model file, which `checker.io.model_file.load_model_file` reads (`load_any` dispatches).
 
 Every loaded graph has one placeholder per example input and returns a flat tuple, like the graphs
 Dynamo captures: `gm(*example_inputs)` runs it, and the checker builds inputs per placeholder.
-`torch.export.load` unpickles, so a `.pt2` must come from a trusted source. This module touches
+A data file (a `.pt2`, a `torch.save` file) never runs code unless the user passed
+`--trust-pickles` (spec chapter 10, FIL-1); a Python file is code, and runs. This module touches
 torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
 
 import ast
-import runpy
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
 import torch.fx
 from torch.utils._pytree import tree_leaves
 
+from checker.io.graph_file import (
+    SAVED_SUFFIXES,
+    existing,
+    is_torch_save,
+    load_graph_module_file,
+    load_saved_module,
+)
 from checker.io.inputs import inputs_from_metadata, is_dynamic
 from checker.io.model_file import Model, load_model_file
+from checker.io.pt2_scan import Archive, safe_copy, scan
 from reference.capture import Capture
 from reference.errors import FxOracleError, describe
-from reference.fx_helpers import example_value
 from reference.tracker import track_graph
 
+__all__ = ["load_any", "load_graph_module_file", "load_pt2", "load_saved_module"]
+Note = Callable[[str], None]  # told what was done differently from what the user may expect
 
-def load_pt2(path: str | Path) -> Capture:
-    """Read a `torch.export.save` archive; `FxOracleError` (one line) when it cannot be read.
 
+def load_pt2(path: str | Path, *, trust_pickles: bool = False, note: Note | None = None) -> Capture:
+    """Read a `torch.export.save` archive; `FxOracleError` (one line) when it cannot be read, or
+    when reading it would unpickle or run something stored in it, unless `trust_pickles` (FIL-1).
+
+    The archive is scanned first (`checker.io.pt2_scan`); torch then reads a copy without the
+    pickled sample inputs, so the inputs are built from the graph's metadata (`note` says so).
     The graph is `exported.module(check_guards=False)` with a flat calling convention: its
     parameters are `get_attr` nodes, it runs on the user's own inputs, and its nodes keep
     export's `val` and `stack_trace` metadata. `exported.graph_module` keeps the
     same metadata but takes every parameter and buffer as an input, so the saved example inputs
     would not run it. `check_guards=False` leaves out the `_guards_fn` call that would otherwise
-    be the graph's first node (the shapes are checked by a hook, which the flat module drops).
+    be the graph's first node (and the code torch would generate from the archive's guards).
     """
-    p = _existing(path)
-    _check_archive(p)
+    p = existing(path)
+    archive = scan(p)
+    if archive.risks and not trust_pickles:
+        raise FxOracleError(f"{p}: {archive.risks[0]}: fxoracle runs nothing stored in a .pt2 "
+                            "(--trust-pickles loads it as torch.export.load does)")  # fmt: skip
     try:
-        exported = torch.export.load(str(p))
+        exported = _exported(p, archive, trust_pickles)
         module = exported.module(check_guards=False)
+    except FxOracleError:
+        raise
     except Exception as e:  # a damaged archive fails anywhere inside torch's deserializer
         raise FxOracleError(f"{p}: cannot load the .pt2: {describe(e)}") from e
+    if archive.sample_inputs and not trust_pickles and note is not None:
+        note(f"{p}: its sample inputs are a pickle, not read; inputs are built from the graph's "
+             "metadata (--trust-pickles reads them)")  # fmt: skip
     gm = _flat_module(module)
     return Capture(gm, track_graph(gm.graph), _pt2_inputs(exported, gm), is_dynamic(gm))
 
 
+def _exported(p: Path, archive: Archive, trust_pickles: bool) -> Any:
+    """The archive's exported program: trusted, as `torch.export.load` reads it; else from a
+    copy without the sample inputs (the only pickle left once `scan` found no risk)."""
+    if trust_pickles and archive.old_format:
+        return torch.export.load(str(p))
+    if trust_pickles:
+        return _program(p, str(p))
+    with safe_copy(p, archive) as copy:
+        return _program(p, copy)
+
+
+def _program(p: Path, source: str | IO[bytes]) -> Any:
+    """torch's reader itself: `torch.export.load` would hide its error behind a retry in the old
+    format ("check the warnings above", while the warnings are off)."""
+    from torch.export.pt2_archive._package import load_pt2 as read_archive
+
+    programs = read_archive(source).exported_programs
+    if "model" not in programs:
+        raise FxOracleError(f"{p}: the archive holds no program named `model`")
+    return programs["model"]
+
+
 def _pt2_inputs(exported: Any, gm: torch.fx.GraphModule) -> tuple[Any, ...]:
-    """The saved example inputs, flat; built from metadata when none were saved."""
+    """The saved example inputs, flat; built from metadata when none were saved (or read)."""
     saved = exported.example_inputs
     leaves = tuple(tree_leaves(saved)) if saved is not None else ()
     if saved is None or len(leaves) != len(gm.graph.find_nodes(op="placeholder")):
         return inputs_from_metadata(gm)
     return leaves
-
-
-def _check_archive(p: Path) -> None:
-    """Refuse a file that is not a complete `torch.export` archive before torch reads it.
-
-    torch logs a traceback for a damaged zip before raising, so the common cases are told here.
-    """
-    if not zipfile.is_zipfile(p):
-        raise FxOracleError(f"{p}: not a .pt2 archive (not a zip file, or truncated)")
-    try:
-        with zipfile.ZipFile(p) as archive:
-            names = archive.namelist()
-    except (zipfile.BadZipFile, OSError) as e:
-        raise FxOracleError(f"{p}: not a .pt2 archive: {describe(e)}") from e
-    programs = ("/models/model.json", "serialized_exported_program.json")
-    if not any(name.endswith(programs) for name in names):
-        raise FxOracleError(f"{p}: a zip file without an exported program (torch.export.save)")
 
 
 def _flat_module(module: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -89,52 +117,19 @@ def _flat_module(module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     return gm
 
 
-def load_graph_module_file(path: str | Path) -> Capture:
-    """Run a Python file that defines `gm` (a GraphModule) and `example_inputs` (a tuple).
-
-    When a node has neither `example_value` nor `val` metadata, the whole graph gets `val`
-    from `FakeTensorProp` on the example inputs, so the tracker can key it. Without
-    `stack_trace` metadata nodes have no call site, and equal ops on equal inputs share a key.
+def load_any(
+    path: str | Path, *, trust_pickles: bool = False, note: Note | None = None
+) -> Capture | Model:
+    """Dispatch on suffix and content: a `torch.save` file (`.pt`, `.pth`, `.pkl`, or a zip
+    holding `data.pkl`) to `load_saved_module`, a `.pt2` or any other zip file to `load_pt2`, a
+    Python file that assigns `gm` at top level to `load_graph_module_file`, anything else to
+    `checker.io.model_file.load_model_file`. The dispatch reads the file, it does not run it.
     """
-    p = _existing(path)
-    ns = _run_file(p)
-    for name in ("gm", "example_inputs"):
-        if name not in ns:
-            raise FxOracleError(f"{p}: defines no `{name}`")
-    gm, inputs = ns["gm"], ns["example_inputs"]
-    if not isinstance(gm, torch.fx.GraphModule):
-        raise FxOracleError(f"{p}: `gm` must be a torch.fx.GraphModule, not {type(gm).__name__}")
-    if not isinstance(inputs, tuple):
-        raise FxOracleError(f"{p}: `example_inputs` must be a tuple, not {type(inputs).__name__}")
-    placeholders = gm.graph.find_nodes(op="placeholder")
-    if len(placeholders) != len(inputs):
-        raise FxOracleError(
-            f"{p}: `gm` has {len(placeholders)} placeholders but {len(inputs)} example inputs"
-        )
-    if any(example_value(n) is None for n in gm.graph.nodes if n.op != "output"):
-        _propagate_fake(p, gm, inputs)
-    return Capture(gm, track_graph(gm.graph), inputs, is_dynamic(gm))
-
-
-def _propagate_fake(p: Path, gm: torch.fx.GraphModule, inputs: tuple[Any, ...]) -> None:
-    """Fill every node's `val` with a fake tensor computed from `inputs` (FakeTensorProp)."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
-
-    try:
-        FakeTensorProp(gm, FakeTensorMode(allow_non_fake_inputs=True)).propagate(*inputs)
-    except Exception as e:  # the user's graph does not run on its own example inputs
-        raise FxOracleError(f"{p}: cannot compute metadata for `gm`: {describe(e)}") from e
-
-
-def load_any(path: str | Path) -> Capture | Model:
-    """Dispatch on suffix and content: a `.pt2` or any zip file to `load_pt2`, a Python file
-    that assigns `gm` at top level to `load_graph_module_file`, anything else to
-    `checker.io.model_file.load_model_file`. The dispatch reads the source, it does not run it.
-    """
-    p = _existing(path)
+    p = existing(path)
+    if p.suffix in SAVED_SUFFIXES or is_torch_save(p):
+        return load_saved_module(p, trust_pickles=trust_pickles)
     if p.suffix == ".pt2" or zipfile.is_zipfile(p):
-        return load_pt2(p)
+        return load_pt2(p, trust_pickles=trust_pickles, note=note)
     if "gm" in _top_level_names(p):
         return load_graph_module_file(p)
     return load_model_file(p)
@@ -159,19 +154,3 @@ def _top_level_names(p: Path) -> set[str]:
             for target in targets:
                 names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names
-
-
-def _existing(path: str | Path) -> Path:
-    p = Path(path)
-    if not p.is_file():
-        raise FxOracleError(f"{p}: no such file")
-    return p
-
-
-def _run_file(p: Path) -> dict[str, Any]:
-    try:
-        return runpy.run_path(str(p), run_name="__fxoracle_graph__")
-    except SyntaxError as e:
-        raise FxOracleError(f"{p}:{e.lineno}: syntax error: {e.msg}") from e
-    except Exception as e:  # the user's file failed while it ran: bad input, one line
-        raise FxOracleError(f"{p}: loading failed: {describe(e)}") from e

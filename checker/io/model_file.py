@@ -1,7 +1,8 @@
 """Model files: a user's model in, as a value the tools capture (README, "A model file").
 
 A model file is a Python file that defines `model` (an `nn.Module` or a function), a tuple
-`example_inputs` and optionally `dynamic = True`. `load_model_file(path)` runs it with `runpy`;
+`example_inputs` and optionally `dynamic = True`. `load_model_file(path)` runs it as an import would
+(read as Python reads it; what it raises is bad input, FIL-4);
 `model_from_source(name, source)` does the same for a model the oracle generated or shrank in
 memory, so no temporary file is ever written. Either gives a `Model` that keeps its source, so a
 repro can be written from it. This module touches torch objects, so `Any` appears where they
@@ -10,15 +11,17 @@ cross its edge.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reference.errors import FxOracleError, describe
+from checker.io.user_code import read_source, shown_name, user_code
+from reference.errors import FxOracleError
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -32,16 +35,27 @@ class Model:
     source: str
 
 
-def load_model_file(path: str | Path) -> Model:
-    """Run a model file and read `model`, `example_inputs` and optional `dynamic`."""
+def load_model_file(path: str | Path, name: str | None = None) -> Model:
+    """Run a model file and read `model`, `example_inputs` and optional `dynamic`; the model is
+    called `name` (default: the file's name)."""
     p = Path(path)
     if not p.is_file():
         raise FxOracleError(f"{p}: no such file")
-    try:
-        source = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise FxOracleError(f"{p}: cannot read: {describe(e)}") from e
-    return _model_of(p.name, _run(p.stem, source, str(p)), source, str(p))
+    source = read_source(p)
+    return _model_of(name or shown_name(p), _run(p.stem, source, str(p)), source, str(p))
+
+
+def model_names(paths: Sequence[str | Path]) -> list[str]:
+    """A report name per model file, unique among `paths` (DIF-15): the file's name, or as
+    many folders above it as tell it from the others (`a/model.py`, `b/model.py`)."""
+    parts = [[shown_name(Path(q)) for q in Path(os.path.realpath(p)).parts[1:]] for p in paths]
+    names = []
+    for mine in parts:
+        k = 1
+        while k < len(mine) and any(o != mine and o[-k:] == mine[-k:] for o in parts):
+            k += 1
+        names.append("/".join(mine[-k:]))
+    return names
 
 
 def model_from_source(name: str, source: str) -> Model:
@@ -58,13 +72,8 @@ def _run(stem: str, source: str, filename: str) -> Mapping[str, Any]:
     module = types.ModuleType(name)
     module.__file__ = filename
     sys.modules[name] = module
-    try:
-        code = compile(source, filename, "exec")
-        exec(code, module.__dict__)  # what runpy and import do with a file's text
-    except SyntaxError as e:
-        raise FxOracleError(f"{filename}:{e.lineno}: syntax error: {e.msg}") from e
-    except Exception as e:  # the user's file failed while it ran: bad input, one line
-        raise FxOracleError(f"{filename}: loading failed: {describe(e)}") from e
+    with user_code(filename, "at import"):  # FIL-4: SystemExit included
+        exec(compile(source, filename, "exec"), module.__dict__)  # what runpy and import do
     return module.__dict__
 
 
@@ -79,4 +88,7 @@ def _model_of(name: str, namespace: Mapping[str, Any], source: str, where: str) 
         raise FxOracleError(
             f"{where}: `example_inputs` must be a tuple, not {type(inputs).__name__}"
         )
-    return Model(name, namespace["model"], inputs, bool(namespace.get("dynamic", False)), source)
+    dynamic = namespace.get("dynamic", False)
+    if not isinstance(dynamic, bool):  # FIL-5: `dynamic = "no"` is not False
+        raise FxOracleError(f"{where}: `dynamic` must be True or False, not {dynamic!r}")
+    return Model(name, namespace["model"], inputs, dynamic, source)

@@ -1,13 +1,29 @@
-"""Writing reports: stable JSON, and files that are never left half-written (README, "Exit
-codes")."""
+"""Writing reports: stable JSON, files never left half-written, and nothing a user has replaced
+(spec chapter 10, FIL-3; README "Exit codes").
+
+A regular file, or the file a symlink names (the link stays), is replaced by renaming a complete,
+fsynced temporary file beside it, `.<name>.<pid>.<random>.fxoracle-tmp`; each write first removes
+those whose process is gone (a run killed mid-write), so none accumulate. A stream (a device, a
+FIFO, `/dev/stdout`, `/dev/fd/N`: `checker.io.out_paths.is_stream`) is written straight, in
+append mode, never replaced. A write that fails (no space, read-only) is `FxOracleError`.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import os
+import re
+import stat
 import sys
 import tempfile
 from pathlib import Path
+
+from checker.io.out_paths import is_stream
+from reference.errors import FxOracleError
+
+TMP_SUFFIX = ".fxoracle-tmp"
 
 
 def to_json(data: object) -> str:
@@ -16,17 +32,77 @@ def to_json(data: object) -> str:
 
 
 def write_atomically(path: str | Path, text: str) -> None:
-    """Write `text` to `path` ('-' is stdout) so that no half-written file is ever left."""
+    """Write `text` to `path` ('-' is stdout): a file is replaced whole or not at all, a stream
+    is written straight (FIL-3)."""
     if str(path) == "-":
         sys.stdout.write(text)
+        sys.stdout.flush()
         return
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        if is_stream(target):
+            _write_straight(target, text)
+        else:
+            _replace(Path(os.path.realpath(target)), text)
+    except OSError as e:
+        raise FxOracleError(f"{path}: cannot write: {e.strerror or e}") from e
+
+
+def _write_straight(target: Path, text: str) -> None:
+    """Append `text` to a stream, after whatever this process printed to its own streams."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(target, "a", encoding="utf-8", errors="backslashreplace") as f:
+        f.write(text)
+
+
+def _replace(target: Path, text: str) -> None:
+    """Rename a complete, fsynced copy onto `target`, keeping an existing file's mode."""
+    sweep_leftovers(target)
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=TMP_SUFFIX
+    )
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be read
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)  # mkstemp makes 0600; a report is meant to be read
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_folder(target.parent)
+
+
+def sweep_leftovers(target: Path) -> list[Path]:
+    """Remove the temporary files of `target` whose writing process is gone; returns them."""
+    own = re.compile(re.escape(f".{target.name}.") + r"(\d+)\.[^/]*" + re.escape(TMP_SUFFIX))
+    gone = []
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*{TMP_SUFFIX}"):
+        match = own.fullmatch(leftover.name)
+        if match is not None and not _alive(int(match[1])):
+            leftover.unlink(missing_ok=True)
+            gone.append(leftover)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _fsync_folder(folder: Path) -> None:
+    """The rename itself reaches the disk (best effort: some file systems refuse)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -11,6 +11,7 @@ the repros asked for are always finished. The findings file is rewritten after e
 
 Pool workers are spawned (not forked: torch runs threads), use one thread each and ignore
 Ctrl-C: the main process handles it by terminating them, and the file keeps what was recorded.
+However the main process ends, `kill -9` included, its workers end with it (DIF-17).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from checker.oracle.fuzz_tasks import (
     repro_task,
 )
 from checker.oracle.interrupts import interrupts_noted
+from checker.oracle.parent_watch import die_with_parent
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -141,7 +143,7 @@ def _drive(
     progress: Progress | None,
     interrupted: threading.Event,
 ) -> None:
-    flight = _Flight()
+    flight = _Flight(submitted=campaign.models)  # a continued campaign goes on from there
     _top_up(where, plan, flight)
     while flight.diffs or flight.repros:
         if interrupted.is_set():  # a Ctrl-C that a model's diff swallowed
@@ -242,7 +244,8 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """`workers` spawned processes; on an exception (Ctrl-C included) they are terminated, not
     waited for."""
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=(quiet_now(),))
+    starting = (quiet_now(), os.getpid())
+    pool = ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=starting)
     try:
         yield pool
     except BaseException:
@@ -252,7 +255,8 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _start_worker(quiet: bool) -> None:
+def _start_worker(quiet: bool, parent: int) -> None:
+    die_with_parent(parent)  # DIF-17: however the main process ends, its workers end with it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group
     # At exit multiprocessing has run its finalizers and flushed the streams by now; what is
     # left is tearing down torch's modules, a second the pool's shutdown would wait for.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from checker.oracle.interrupts import interrupts_noted
 from checker.oracle.known_bugs import classified
 from checker.oracle.protocol import parts_of
 from checker.oracle.randmodels import random_model
+from checker.oracle.repro_run import Prover
 from checker.oracle.run import capture_for, diff_capture, model_caches_dropped
 from checker.oracle.shrink import write_repros
 from reference.errors import FxOracleError
@@ -162,9 +164,10 @@ def run_diff(
     sides = make_sides(against, component, strict_order=strict_order)
     everything = [*models, *(random_model(seed, i) for i in range(random))]
     graphs = []
-    with interrupts_noted() as interrupted:  # a Ctrl-C torch swallowed still stops the diff
-        for model in everything:
-            graphs.append(diff_model(model, sides, repro_dir))
+    # one prover for the run: its interpreter imports torch once for every repro (DIF-15)
+    with interrupts_noted() as interrupted, closing(Prover()) as prover:
+        for model in everything:  # a Ctrl-C torch swallowed still stops the diff
+            graphs.append(diff_model(model, sides, repro_dir, prover))
             if interrupted.is_set():
                 raise KeyboardInterrupt
             if progress is not None:
@@ -173,13 +176,18 @@ def run_diff(
                       tuple(graphs))  # fmt: skip
 
 
-def diff_model(model: Model, sides: Sides, repro_dir: Path | None = None) -> GraphDiff:
-    """All chosen components on one model, then a repro per blamed divergence kind."""
+def diff_model(
+    model: Model, sides: Sides, repro_dir: Path | None = None, prover: Prover | None = None
+) -> GraphDiff:
+    """All chosen components on one model, then a repro per blamed divergence kind, proved by
+    `prover` (or one of its own)."""
     with model_caches_dropped():
-        return _diff_model(model, sides, repro_dir)
+        return _diff_model(model, sides, repro_dir, prover)
 
 
-def _diff_model(model: Model, sides: Sides, repro_dir: Path | None) -> GraphDiff:
+def _diff_model(
+    model: Model, sides: Sides, repro_dir: Path | None, prover: Prover | None
+) -> GraphDiff:
     graph = capture_for(model, sides)
     if isinstance(graph, Divergence):
         found: tuple[Divergence, ...] = classified((graph,))
@@ -187,5 +195,6 @@ def _diff_model(model: Model, sides: Sides, repro_dir: Path | None) -> GraphDiff
         found = classified(diff_capture(graph, sides))
     repros: tuple[str, ...] = ()
     if repro_dir is not None and found and not isinstance(graph, Divergence):
-        repros = tuple(str(p) for p in write_repros(model, graph, found, sides, repro_dir))
+        written = write_repros(model, graph, found, sides, repro_dir, prover=prover)
+        repros = tuple(str(p) for p in written)
     return GraphDiff(model.name, found, repros)

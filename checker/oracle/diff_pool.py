@@ -19,7 +19,7 @@ from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.io.model_file import Model, load_model_file
+from checker.io.model_file import Model, load_model_file, model_names
 from checker.oracle.campaign_pool import InProcess, process_pool
 from checker.oracle.diff import (
     DiffReport,
@@ -36,14 +36,17 @@ from reference.errors import FxOracleError
 
 @dataclass(frozen=True, slots=True)
 class ModelRef:
-    """A model file (`path`), or else random model (`seed`, `index`)."""
+    """A model file (`path`, reported as `name`), or else random model (`seed`, `index`)."""
 
     path: str | None = None
     seed: int = 0
     index: int = 0
+    name: str | None = None
 
     def load(self) -> Model:
-        return load_model_file(self.path) if self.path else random_model(self.seed, self.index)
+        if self.path:
+            return load_model_file(self.path, self.name)
+        return random_model(self.seed, self.index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +65,8 @@ def model_refs(paths: Sequence[str], random: int, seed: int) -> list[ModelRef]:
     for p in paths:
         if not Path(p).is_file():
             raise FxOracleError(f"{p}: no such file")
-    return [ModelRef(p) for p in paths] + [ModelRef(None, seed, i) for i in range(random)]
+    files = [ModelRef(p, name=n) for p, n in zip(paths, model_names(paths), strict=True)]
+    return files + [ModelRef(None, seed, i) for i in range(random)]
 
 
 def diff_ref(ref: ModelRef, args: DiffArgs) -> GraphDiff:

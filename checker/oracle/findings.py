@@ -1,17 +1,22 @@
 """A fuzz campaign's record: models seen, divergences by blamed side, and the first model of
-every signature, recorded in index order (spec chapter 08, DIF-9, DIF-13).
+every signature, recorded in index order (spec chapter 08, DIF-9, DIF-13); and a campaign
+file continued, never written over (DIF-16).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from checker.io.out_paths import is_stream
 from checker.io.reports import write_atomically
 from checker.oracle.divergence import Divergence
 from checker.oracle.fuzz_tasks import Outcome, ReproFile
+from reference.errors import FxOracleError
 from reference.torch_version import TORCH
 
 Progress = Callable[["Campaign", bool], None]  # (campaign so far, final)
@@ -22,12 +27,17 @@ class Campaign:
     """What a campaign has seen so far: models, divergences by blamed side, findings."""
 
     seed: int
-    against: str
+    against: str  # the side's label, as reports name it
     models: int = 0
     diverging: int = 0
     by_wrong: dict[str, int] = field(default_factory=dict)
     findings: dict[str, dict[str, object]] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
+    side: str = ""  # `--against` as given (`torch-simple` is labelled `torch`)
+    earlier_s: float = 0.0  # time spent by the runs this one continues
+
+    def elapsed(self) -> float:
+        return self.earlier_s + time.monotonic() - self.started
 
     def record(self, outcome: Outcome) -> list[tuple[int, Divergence]]:
         """Count `outcome`, which must be model `self.models` (DIF-13: in index order), and
@@ -72,15 +82,45 @@ class Campaign:
             "torch": TORCH.version,
             "models": self.models,
             "diverging_models": self.diverging,
-            "elapsed_s": round(time.monotonic() - self.started, 1),
+            "side": self.side or self.against,
+            "elapsed_s": round(self.elapsed(), 1),
             "by_wrong": dict(sorted(self.by_wrong.items())),
             "findings": [self.findings[k] for k in sorted(self.findings)],
         }
 
     def progress(self) -> str:
-        elapsed = time.monotonic() - self.started
+        elapsed = self.elapsed()
         wrong = ", ".join(f"{k} {v}" for k, v in sorted(self.by_wrong.items())) or "none"
         rate = elapsed / self.models if self.models else 0.0
         return (f"[{int(elapsed) // 60:3d}:{int(elapsed) % 60:02d}] {self.models} models, "
                 f"{self.diverging} diverge | wrong: {wrong} | {len(self.findings)} signatures"
                 f" | {rate:.1f} s/model")  # fmt: skip
+
+
+def continued(out: Path, seed: int, side: str, label: str) -> Campaign:
+    """The campaign to run: the one `out` holds, to go on from its next model, or a new one
+    when there is no file (or `out` is a stream). `FxOracleError` when `out` holds anything
+    else, or a campaign of another seed, side or torch: nothing is ever written over (DIF-16)."""
+    if not out.exists() or is_stream(out):
+        return Campaign(seed, label, side=side)
+    try:
+        data = json.loads(out.read_text(encoding="utf-8"))
+        found = _campaign_of(data)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise FxOracleError(f"{out}: holds no fxoracle campaign; choose another --out") from e
+    if (found.seed, found.side, data["torch"]) != (seed, side, TORCH.version):
+        raise FxOracleError(
+            f"{out}: holds a campaign of seed {found.seed} against {found.side} on torch "
+            f"{data['torch']}; continue it with the same --seed and --against, or choose "
+            "another --out"
+        )
+    return found
+
+
+def _campaign_of(data: dict[str, Any]) -> Campaign:
+    """The campaign a findings file holds (`KeyError`, `TypeError` when it holds none)."""
+    findings = {str(f["signature"]): dict(f) for f in data["findings"]}
+    return Campaign(int(data["seed"]), str(data["against"]), int(data["models"]),
+                    int(data["diverging_models"]), dict(data["by_wrong"]), findings,
+                    side=str(data.get("side", data["against"])),
+                    earlier_s=float(data["elapsed_s"]))  # fmt: skip

@@ -6,9 +6,10 @@ diffed with every component, the hostile split policies included (`diff_random`)
 are grouped by signature (component, kind, blamed side, case); the first model of each
 signature, by index, is kept with its source and, with `--repro-dir`, a minimized repro. The
 findings file is rewritten (atomically) after every model, so an interrupted campaign keeps what
-it found. Nothing a model does stops the campaign: an exception of the oracle itself is
-recorded as a finding of its own (`oracle-error`), which is a bug to fix; so is a divergence
-blamed on the reference. Either makes the exit status 1.
+it found; run again with the same file, seed and side, it goes on from its next model, and any
+other file there is refused (DIF-16). Nothing a model does stops the campaign: an exception of
+the oracle itself is recorded as a finding of its own (`oracle-error`), which is a bug to fix;
+so is a divergence blamed on the reference. Either makes the exit status 1.
 
 The work is two tasks, `diff_task` (one model) and `repro_task` (one new signature), run in
 this process, on a process pool or on a Ray cluster (`checker.oracle.campaign_pool`); the
@@ -20,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checker.oracle.campaign_pool import Plan, run_plan
-from checker.oracle.findings import Campaign, Progress
+from checker.oracle.findings import Campaign, Progress, continued
 from checker.oracle.fuzz_tasks import sides_for
 from reference.errors import FxOracleError
 
@@ -39,12 +40,13 @@ def run_campaign(
     workers: int | None = 1,
     ray: str | None = None,
 ) -> Campaign:
-    """Diff random models until `minutes` pass (or `max_models` are done), writing `out`.
+    """Diff random models until `minutes` pass (or `max_models` are done in all), writing
+    `out`; a campaign `out` holds already is continued from its next model (DIF-16).
     `workers`: processes (1: this one; None: every core, or with `ray` the cluster's CPUs);
     `ray`: a Ray cluster's address, or `local` (DIF-13)."""
     if workers is not None and workers < 1:
         raise FxOracleError("fxoracle fuzz: --workers must be at least 1")
-    campaign = Campaign(seed, sides_for(against).label)
+    campaign = continued(out, seed, against, sides_for(against).label)
     plan = Plan(seed, against, out, repro_dir, max_models, campaign.started + 60.0 * minutes)
     run_plan(plan, campaign, workers, ray, progress)
     return campaign

@@ -17,6 +17,7 @@ from typing import cast
 import torch
 import torch.fx
 
+from checker.io.user_code import user_code, what_raised
 from checker.oracle.cases import PARTITIONED
 from checker.oracle.protocol import (
     PARTS,
@@ -124,6 +125,7 @@ class TorchSimpleImpl:
                                    partition_affix=partition_affix)  # fmt: skip
 
 
+_MISSING = object()
 BUILT_IN: Mapping[str, Callable[[], object]] = {
     "reference": ReferenceImpl, "torch": TorchImpl, "torch-simple": TorchSimpleImpl,
 }  # fmt: skip
@@ -138,10 +140,18 @@ def load_impl(spec: str) -> object:
     if not sep or not module_name or not attr:
         raise FxOracleError(f"--against {spec!r}: expected {', '.join(BUILT_IN)} or module:attr")
     try:
-        found: object = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as e:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
         raise FxOracleError(f"--against {spec}: {describe(e)}") from e
-    impl = found() if isinstance(found, type) else found
+    except (Exception, SystemExit) as e:  # the plug-in's own code failed: bad input (FIL-4)
+        raise FxOracleError(
+            f"--against {spec}: {module_name} raised {what_raised(e)} at import"
+        ) from e
+    found: object = getattr(module, attr, _MISSING)
+    if found is _MISSING:
+        raise FxOracleError(f"--against {spec}: AttributeError: {module_name} has no `{attr}`")
+    with user_code(f"--against {spec}: {attr}()", "when constructed"):
+        impl = found() if isinstance(found, type) else found
     if not parts_of(impl):
         names = ", ".join(f"{name} ({proto.__name__})" for name, proto in PARTS)
         raise FxOracleError(f"--against {spec}: implements none of {names}")

@@ -8,16 +8,20 @@ candidate is built in memory (`model_from_source`), never written to a file. `wr
 then writes, per blamed divergence kind of each component, a standalone file that rebuilds the
 small model or graph and fails with an `AssertionError` on the wrong side (its text:
 `checker.oracle.repro_text`): against torch, using only torch; against the reference or a
-user's implementation, by running the oracle on itself. A repro is kept only if running it does
-raise `AssertionError`; its header describes the shrunk case, not the original one.
+user's implementation, by running the oracle on itself. Candidates are tried in this process
+(fast), but a repro is written only once a fresh interpreter proved that running it raises
+`AssertionError` (`checker.oracle.repro_run`, DIF-15); when the shrunk one does not, a statement
+with a process-wide effect was shrunk away, and the source is shrunk again with every accepted
+candidate proved that way. The user's own `if __name__ == "__main__":` block is dropped first,
+so it never runs. Its header describes the shrunk case, not the original one.
 """
 
 from __future__ import annotations
 
 import ast
-import runpy
-import tempfile
 from collections.abc import Callable, Collection, Sequence
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,10 +29,12 @@ import torch
 import torch.fx
 
 from checker.io.model_file import Model, model_from_source
+from checker.io.reports import write_atomically
 from checker.oracle.cases import parse_split_case
 from checker.oracle.compare import Sides, sort_case, split_case
 from checker.oracle.divergence import Component, Divergence
 from checker.oracle.protocol import CapturedGraph
+from checker.oracle.repro_run import Prover, fails_here
 from checker.oracle.repro_text import graph_repro, model_repro
 from checker.oracle.run import capture_for, diff_capture
 from checker.proof.runs import run
@@ -92,10 +98,21 @@ class _Statements(ast.NodeTransformer):
 
 
 def strip_metadata(source: str) -> str:
-    """The model file without its docstring and corpus metadata assignments."""
+    """The model file without its docstring, corpus metadata assignments and its own
+    `if __name__ == "__main__":` block (DIF-15: a repro never runs it)."""
     tree = ast.parse(source)
-    tree.body = [s for s in tree.body if not _is_metadata(s)]
+    tree.body = [s for s in tree.body if not (_is_metadata(s) or _is_main_block(s))]
     return ast.unparse(tree) + "\n"
+
+
+def _is_main_block(stmt: ast.stmt) -> bool:
+    """`if __name__ == "__main__":` (either way round)."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    sides = [stmt.test.left, *stmt.test.comparators]
+    names = {s.id for s in sides if isinstance(s, ast.Name)}
+    texts = {s.value for s in sides if isinstance(s, ast.Constant)}
+    return names == {"__name__"} and texts == {"__main__"}
 
 
 def _is_metadata(stmt: ast.stmt) -> bool:
@@ -148,11 +165,14 @@ def without_nodes(gm: torch.fx.GraphModule, names: Collection[str]) -> torch.fx.
 
 def write_repros(
     model: Model, graph: CapturedGraph, found: Sequence[Divergence], sides: Sides,
-    repro_dir: Path, tag: str = "",
+    repro_dir: Path, tag: str = "", prover: Prover | None = None,
 ) -> list[Path]:  # fmt: skip
     """One repro per blamed (component, kind, blame) of `found`, named
-    `<model>_<tag or component>[_<n>]_repro.py` (DIF-8); divergences none can be written for
-    are skipped."""
+    `<model>_<tag or component>[_<n>]_repro.py` (DIF-8) and written only once proved standalone
+    (DIF-15, by `prover`, or one of its own); divergences none can be written for are skipped."""
+    if prover is None:
+        with closing(Prover()) as own:
+            return write_repros(model, graph, found, sides, repro_dir, tag, own)
     written: list[Path] = []
     seen: set[tuple[str, str, str]] = set()
     for d in sorted(found, key=lambda d: ORDER.index(d.component) if d.component else 0):
@@ -161,14 +181,21 @@ def write_repros(
             continue
         seen.add(key)
         stem = _stem(model.name, tag or str(d.component), written, repro_dir)
-        target = _write_one(model, graph, d, sides, repro_dir / f"{stem}_repro.py")
-        if target is not None:
-            written.append(target)
+        text = _repro_text(model, graph, d, Proving(sides, prover))
+        if text is None:
+            continue
+        target = repro_dir / f"{stem}_repro.py"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, text)
+        written.append(target)
     return written
 
 
 def _stem(name: str, tag: str, written: Sequence[Path], repro_dir: Path) -> str:
-    stem = f"{Path(name).stem}_{tag}"
+    """`<model>_<tag>`, the model's name without `.py` and with `/` as `__`: two models named
+    `model.py` in different folders are named by their folders too, so their repros differ
+    (DIF-15)."""
+    stem = f"{name.removesuffix('.py').replace('/', '__')}_{tag}"
     taken = {p.name for p in written}
     k = 1
     candidate = stem
@@ -178,67 +205,62 @@ def _stem(name: str, tag: str, written: Sequence[Path], repro_dir: Path) -> str:
     return candidate
 
 
-def _write_one(
-    model: Model, graph: CapturedGraph, d: Divergence, sides: Sides, target: Path
-) -> Path | None:
-    text = _repro_text(model, graph, d, sides)
-    if text is None:
-        return None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-    if fails_with_assertion(target):
-        return target
-    target.unlink()
-    return None
-
-
-def fails_with_assertion(repro: Path) -> bool:
-    """Running `repro` as a script raises AssertionError (in this process)."""
-    try:
-        runpy.run_path(str(repro), run_name="__main__")
-    except AssertionError:
-        return True
-    except Exception:
-        return False
-    finally:
-        torch._dynamo.reset()
-    return False
-
-
 def _same(d: Divergence) -> Callable[[Sequence[Divergence]], bool]:
     key = (d.component, d.kind, d.blame)
     return lambda ds: any((e.component, e.kind, e.blame) == key for e in ds)
 
 
-def _repro_text(model: Model, graph: CapturedGraph, d: Divergence, sides: Sides) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Proving:
+    """The sides a repro is made for, and the prover of its texts."""
+
+    sides: Sides
+    prover: Prover
+
+
+def _repro_text(model: Model, graph: CapturedGraph, d: Divergence, how: Proving) -> str | None:
+    """The text of a repro of `d` that a fresh interpreter proved to fail (DIF-15), or None."""
+    sides = how.sides
     if d.component in (Component.TRACKER, Component.DEDUP):
-        diverges = _model_keeps(d, sides)
-        last: list[Divergence] = []
-
-        def keeps(source: str) -> bool:  # the divergence stays, and so does the failure
-            found = diverges(source)
-            if found is None or _fails(model_repro(source, found, sides)) is False:
-                return False
-            last[:] = [found]
-            return True
-
-        small = shrink_source(strip_metadata(model.source), keeps)
-        shrunk = diverges(small)
-        return model_repro(small, shrunk or d, sides)
+        return _model_repro_text(strip_metadata(model.source), d, how)
     graph_keeps = _graph_keeps(d, sides, graph.example_inputs)
     small_gm = shrink_graph(graph.gm, graph_keeps)
     shrunk_d = next((e for e in _graph_case(small_gm, graph.example_inputs, d, sides)
                      if _same(d)([e])), d)  # fmt: skip
-    return graph_repro(small_gm, graph.example_inputs, shrunk_d, sides)
+    text = graph_repro(small_gm, graph.example_inputs, shrunk_d, sides)
+    return text if text is not None and how.prover.fails(text) else None
 
 
-def _fails(text: str | None) -> bool:
-    if text is None:
-        return False
-    with tempfile.TemporaryDirectory(prefix="fxoracle-repro-") as tmp:
-        repro = Path(tmp) / "repro.py"
-        repro.write_text(text)
-        return fails_with_assertion(repro)
+def _model_repro_text(source: str, d: Divergence, how: Proving) -> str | None:
+    """Shrunk with candidates tried here and the result proved in a fresh interpreter; when
+    the proof fails, a statement with a process-wide effect looked removable: shrunk again with
+    every accepted candidate proved (slower: a process each)."""
+    text = _shrunk_model_repro(source, d, how.sides, prove=lambda _: True)
+    if text is not None and how.prover.fails(text):
+        return text
+    return _shrunk_model_repro(source, d, how.sides, prove=how.prover.fails)
+
+
+def _shrunk_model_repro(
+    source: str, d: Divergence, sides: Sides, prove: Callable[[str], bool]
+) -> str | None:
+    """The repro of `source` shrunk while the divergence and the repro's failure stay, each
+    accepted candidate's repro also judged by `prove`; None when not even `source` keeps."""
+    diverges = _model_keeps(d, sides)
+    accepted: dict[str, str] = {}
+
+    def keeps(candidate: str) -> bool:  # the divergence stays, and so does the failure
+        found = diverges(candidate)
+        text = None if found is None else model_repro(candidate, found, sides)
+        if text is None or not fails_here(text) or not prove(text):
+            return False
+        accepted[candidate] = text
+        return True
+
+    small = shrink_source(source, keeps)
+    if small in accepted:
+        return accepted[small]
+    return accepted[source] if keeps(source) else None
 
 
 def _model_keeps(d: Divergence, sides: Sides) -> Callable[[str], Divergence | None]:

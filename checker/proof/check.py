@@ -44,7 +44,7 @@ from checker.proof.report import (
 from checker.proof.shape_check import check_call_shapes, facts_of
 from checker.proof.verdict import Unknown, Verdict
 from checker.proof.wellformed import check_wellformed
-from reference.errors import FxOracleError
+from reference.errors import FxOracleError, expect
 
 Node = torch.fx.Node
 T = TypeVar("T")
@@ -62,14 +62,15 @@ def check_transformation(
 
     `extra_deps` (`node -> nodes it must follow`, nodes of `transformed`) join the acyclicity
     check; `example_inputs`, when given, replace the random inputs of the numbers check.
-    Raises `FxOracleError` only when an argument is not a graph module or the timeout is not
-    positive.
+    Raises `FxOracleError` only when an argument is not a graph module, the inputs are not a
+    tuple or list, or the timeout is not positive (FIL-6).
     """
     for name, gm in (("original", original), ("transformed", transformed)):
         if not isinstance(gm, torch.fx.GraphModule):
             raise FxOracleError(f"{name} must be a torch.fx.GraphModule, got {type(gm).__name__}")
     if timeout_ms <= 0:
         raise FxOracleError(f"timeout_ms must be positive, got {timeout_ms}")
+    expect(example_inputs, (tuple, list, type(None)), "check_transformation: example_inputs")
     flat = _guarded(lambda: _flatten_both(original, transformed))
     matching = flat if isinstance(flat, Unknown) else _guarded(lambda: match_graphs(*flat))
     checks: list[tuple[CheckId, Callable[[], Verdict]]] = [

@@ -14,6 +14,7 @@ from pathlib import Path
 import torch.fx
 
 from checker.io.model_file import load_model_file
+from checker.io.user_code import shown_name
 from checker.tools.outcomes import region_outcomes
 from checker.tools.pipeline import gated_deduplicate
 from reference.capture import Capture, capture
@@ -97,7 +98,7 @@ def run_explain(path: Path, group: int | None = None) -> tuple[Lesson, torch.fx.
     model_file = load_model_file(path)
     captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic)
     original = copy_graph_module(captured.gm).gm
-    return lesson_of(path.name, captured, group), original
+    return lesson_of(shown_name(path), captured, group), original
 
 
 def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:

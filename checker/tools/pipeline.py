@@ -51,11 +51,12 @@ class Split:
 
     @staticmethod
     def parse(text: str) -> Split:
-        """`per-region` or `every-N` (N >= 1); `FxOracleError` otherwise."""
+        """`per-region` or `every-N` (N >= 1, ASCII digits: `²` is a digit to `isdigit`, not
+        to `int`); `FxOracleError` otherwise (FIL-5)."""
         if text == SplitPolicy.PER_REGION:
             return Split(SplitPolicy.PER_REGION)
         size = text.removeprefix("every-")
-        if text.startswith("every-") and size.isdigit() and int(size) > 0:
+        if text.startswith("every-") and size.isascii() and size.isdigit() and int(size) > 0:
             return Split(SplitPolicy.EVERY, int(size))
         raise FxOracleError(f"--split {text}: expected 'per-region' or 'every-N' with N >= 1")
 

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.io.loaders import load_any
+from checker.io.loaders import Note, load_any
 from checker.io.model_file import Model
+from checker.io.user_code import shown_name
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
 from checker.proof.verdict import Holds, Verdict, verdict_name
 from checker.tools.outcomes import region_outcomes
@@ -104,14 +105,22 @@ def _progress(step: str) -> None:
         print(f"fxoracle: {step}...", file=sys.stderr, flush=True)
 
 
-def run_verify(path: Path, dynamic: bool = False, split: Split | None = None) -> VerifyReport:
-    """Load the input (model file, `.pt2`, GraphModule file), capture or key it, then run the
-    pipeline; bad input is `FxOracleError`."""
+def run_verify(
+    path: Path,
+    dynamic: bool = False,
+    split: Split | None = None,
+    *,
+    trust_pickles: bool = False,
+    note: Note | None = None,
+) -> VerifyReport:
+    """Load the input (model file, `.pt2`, GraphModule or `torch.save` file), capture or key
+    it, then run the pipeline; bad input is `FxOracleError`. A data file's pickles are read
+    only with `trust_pickles`; `note` hears what was done instead (FIL-1)."""
     _progress("load")
     t0 = time.perf_counter()
-    graph = load_graph(path, dynamic)
+    graph = load_graph(path, dynamic, trust_pickles=trust_pickles, note=note)
     capture_s = time.perf_counter() - t0
-    return verify_capture(path.name, graph, split, capture_s)
+    return verify_capture(shown_name(path), graph, split, capture_s)
 
 
 def verify_capture(
@@ -125,9 +134,11 @@ def verify_capture(
     return VerifyReport(name, nodes, result, calls, capture_s)
 
 
-def load_graph(path: Path, dynamic: bool = False) -> Capture:
+def load_graph(
+    path: Path, dynamic: bool = False, *, trust_pickles: bool = False, note: Note | None = None
+) -> Capture:
     """A model file is captured through Dynamo (live keys); graphs are keyed from metadata."""
-    loaded = load_any(path)
+    loaded = load_any(path, trust_pickles=trust_pickles, note=note)
     if isinstance(loaded, Model):
         return capture(loaded.model, loaded.example_inputs, loaded.dynamic or dynamic)
     return loaded

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import torch
 import torch.fx
 
+from reference.errors import FxOracleError, expect
 from reference.split.build import BuildOptions, build_split
 from reference.split.plan import plan_split
 
@@ -37,6 +38,9 @@ def split_module(
     Raises `FxOracleError` on a non-int partition id, a cycle between partitions, decreasing
     ids with grad-mode or autocast nodes, or malformed global-state calls.
     """
+    expect(m, torch.fx.GraphModule, "split_module: m")  # FIL-6
+    if not callable(split_callback):
+        raise FxOracleError("split_module: split_callback must be callable")
     del root_m
     plan = plan_split(m, split_callback, keep_original_order=bool(keep_original_order))
     options = BuildOptions(

@@ -20,8 +20,8 @@ from checker.oracle.diff import DiffReport, make_sides, render_text, run_diff
 from checker.oracle.divergence import Component
 from checker.oracle.impls import ReferenceImpl
 from checker.oracle.protocol import CapturedGraph, DedupOutput
+from checker.oracle.repro_run import fails_with_assertion
 from checker.oracle.run import capture_for, diff_capture
-from checker.oracle.shrink import fails_with_assertion
 from reference.policy import RIGHT, Policy
 from reference.torch_version import TORCH
 from tests.support.corpus import CORPUS_DIR

@@ -133,8 +133,8 @@ def test_dif13_ray_without_the_extra_and_no_workers_are_bad_input(
     assert capsys.readouterr().err == f"fxoracle: error: {RAY_MISSING}\n"
     assert not out.exists()
     assert main(["fuzz", "--workers", "0", "--out", str(out)]) == 2
-    assert (
-        capsys.readouterr().err == "fxoracle: error: fxoracle fuzz: --workers must be at least 1\n"
+    assert capsys.readouterr().err == (
+        "fxoracle: error: fxoracle fuzz: argument --workers: '0' is not at least 1\n"
     )
     assert not out.exists()
 

@@ -14,7 +14,7 @@ import pytest
 from checker.io.model_file import Model, load_model_file
 from checker.oracle.diff import run_diff
 from checker.oracle.divergence import Blame, Component, Kind
-from checker.oracle.shrink import fails_with_assertion
+from checker.oracle.repro_run import fails_with_assertion
 from tests.support.corpus import CORPUS_DIR
 
 EXAMPLE = "checker.oracle.plugins.example:Example"

@@ -24,8 +24,9 @@ from checker.oracle.randmodels import (
     random_spec,
     render,
 )
+from checker.oracle.repro_run import fails_with_assertion
 from checker.oracle.run import capture_for, diff_capture
-from checker.oracle.shrink import fails_with_assertion, write_repros
+from checker.oracle.shrink import write_repros
 from reference.capture import Capture, capture
 
 pytestmark = pytest.mark.filterwarnings("ignore")

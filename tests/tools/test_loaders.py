@@ -157,7 +157,7 @@ def test_graph_module_file_is_keyed(source: str, tmp_path: Path) -> None:
     [
         ("example_inputs = ()\n", "defines no `gm`"),
         ("gm = 3\nexample_inputs = ()\n", "`gm` must be a torch.fx.GraphModule, not int"),
-        ("raise RuntimeError('boom\\nmore')\n", "loading failed: RuntimeError: boom"),
+        ("raise RuntimeError('boom\\nmore')\n", "raised RuntimeError: boom at import"),
         ("gm = (\n", "syntax error"),
         (GM_WITHOUT_META + "example_inputs = [1]\n", "`example_inputs` must be a tuple"),
         (GM_WITHOUT_META + "example_inputs = ()\n", "1 placeholders but 0 example inputs"),

@@ -232,7 +232,9 @@ def svg_of(drawing: Drawing, salt: str) -> str:
 
 def _box_text(ax: Axes, at: tuple[float, float], box: Box) -> Text:
     frame = {"boxstyle": "round,pad=0.35", "fc": box.fill, "ec": EDGE, "lw": 0.8}
-    return ax.text(*at, box.label, ha="center", va="center", fontsize=7, zorder=2, bbox=frame)
+    # parse_math=False: a label is text, never TeX (a module named `$x^$` crashed mathtext)
+    return ax.text(*at, box.label, ha="center", va="center", fontsize=7, zorder=2, bbox=frame,
+                   parse_math=False)  # fmt: skip
 
 
 def _arrow(a: tuple[float, float], b: tuple[float, float], ta: Text, tb: Text) -> FancyArrowPatch:
