@@ -24,7 +24,16 @@ from typing import Generic, NewType, TypeVar
 import torch
 import torch.fx
 
-from reference.effects import Unreadable, aliases, draws, recorded_writes, storage_of, value_leaves
+from reference.effects import (
+    Storages,
+    Unreadable,
+    aliases,
+    draws,
+    recorded_writes,
+    storage_of,
+    value_leaves,
+    value_storages,
+)
 from reference.effects import written_args as written_arg_nodes
 from reference.fx_helpers import example_value, flat_node_args
 
@@ -146,6 +155,7 @@ class AliasDB(StorageClasses[Node]):
         `order`: the graph's nodes in an order with arguments first (default: graph order)."""
         super().__init__()
         self._positions: dict[Node, tuple[int, ...]] = {}
+        self._known: Storages = {}  # each value's storages, read once
         found = recorded_writes(graph) if writes is None else writes
         for node in graph.nodes if order is None else order:
             self.add_node(node, tuple(sorted(set(found.get(node, ())))))
@@ -153,12 +163,11 @@ class AliasDB(StorageClasses[Node]):
     def add_node(self, node: Node, positions: Sequence[int] = ()) -> None:
         """Add `node` (its arguments added before) writing the flat arguments at `positions`."""
         if node.op in ("placeholder", "get_attr"):
-            leaves = value_leaves(example_value(node))
-            keys = [str(node.target)] if leaves is None else [storage_of(t) for t in leaves]
-            self.add_root(node, keys)
+            storages = value_storages(node, self._known)
+            self.add_root(node, [str(node.target)] if storages is None else list(storages))
             return
         args = flat_node_args(node)
-        refs = [[(args[p], leaf) for p, leaf in own] for own in aliases(node)]
+        refs = [[(args[p], leaf) for p, leaf in own] for own in aliases(node, self._known)]
         written = written_arg_nodes(node, positions)
         self.add(node, refs, args, written, draws(node))
         if positions:

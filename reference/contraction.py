@@ -7,8 +7,14 @@ acyclic, or no order can run the result. A region can be safe to contract alone 
 cycle with another region of its group (`b0 = a0 + a1; b1 = a1 + a0`) or with a region replaced
 earlier. `Contraction(graph, deps)` builds the dependency graph once, before anything is
 replaced; `cycle(regions)` searches for a cycle through the regions contracted, together with
-those the replacer reported as replaced (`replaced`): a union-find view, so a group costs one
-search over what its regions reach, never a rebuild.
+those the replacer reported as replaced (`replaced`): a union-find view, never a rebuild.
+
+The search is bounded by graph positions. Every edge goes from an earlier to a later position
+(the graph is in order, and so are its ordering deps); only a contracted set can lead back, from
+its last member to its first. So a path that leaves a region and comes back never visits a node
+later than `bound`: the last position of the group's regions, raised to the last position of
+every contracted set that starts at or before it (`_Spans`). The search skips the rest, and a
+group costs what its window reaches, not the whole graph below it.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ class Contraction:
                     self.succ[self.index[dep]].append(self.index[node])
         self.parent = list(range(len(self.nodes)))
         self.members: dict[int, list[int]] = {}  # representative -> its contracted set
+        self.first: dict[int, int] = {}  # representative -> the first position of its set
+        self.spans = _Spans(len(self.nodes))
 
     def find(self, i: int) -> int:
         while self.parent[i] != i:
@@ -56,7 +64,10 @@ class Contraction:
         for rep in reps[1:]:
             self.parent[rep] = root
             merged.extend(self.members.pop(rep, [rep]))
+            self.first.pop(rep, None)
         self.members[root] = merged
+        self.first[root] = min(merged)
+        self.spans.add(min(merged), max(merged))
 
     def cycle(self, regions: Regions) -> tuple[int, str] | None:
         """(lowest region index on the cycle, the cycle) when contracting `regions` closes one,
@@ -65,7 +76,9 @@ class Contraction:
             newer = next((n for n in region if n not in self.index), None)
             if newer is not None:
                 return k, f"{newer.name} was created after the search began"
-        view = _View(self, regions)
+        view = _View(
+            self, regions, self.spans.bound(max(self.index[n] for r in regions for n in r))
+        )
         found = view.find_cycle()
         if found is None:
             return None
@@ -78,9 +91,10 @@ class _View:
     """The contraction with some regions contracted too; labels: representatives, or
     `len(nodes) + k` for region k."""
 
-    def __init__(self, base: Contraction, regions: Regions) -> None:
+    def __init__(self, base: Contraction, regions: Regions, bound: int) -> None:
         self.q = base
         self.base = len(base.nodes)
+        self.bound = bound  # no node after it is on a cycle through the regions
         self.merged: dict[int, int] = {}
         self.region_members: list[list[int]] = []
         for k, region in enumerate(regions):
@@ -108,8 +122,14 @@ class _View:
         for member in self.members(label):
             for j in self.q.succ[member]:
                 other = self.label(j)
-                if other != label:
+                if other != label and self.first(other) <= self.bound:
                     yield other
+
+    def first(self, label: int) -> int:
+        """The first graph position of a label's members."""
+        if label >= self.base:
+            return min(self.region_members[label - self.base])
+        return self.q.first.get(label, label)
 
     def describe(self, label: int) -> str:
         region = self.region_of(label)
@@ -146,3 +166,32 @@ class _View:
                 on_path.add(nxt)
                 stack.append(self.successors(nxt))
         return None
+
+
+class _Spans:
+    """The contracted sets' spans, for one query: the latest end of a set that starts at or
+    before a position. A Fenwick tree of maxima over start positions: a set merged into a larger
+    one leaves a span the larger one covers, which changes no answer."""
+
+    def __init__(self, size: int) -> None:
+        self.tree = [-1] * (size + 1)
+
+    def add(self, first: int, last: int) -> None:
+        i = first + 1
+        while i < len(self.tree):
+            self.tree[i] = max(self.tree[i], last)
+            i += i & -i
+
+    def latest_end(self, position: int) -> int:
+        """The latest last position of a set whose first position is at most `position`."""
+        found, i = -1, min(position + 1, len(self.tree) - 1)
+        while i > 0:
+            found = max(found, self.tree[i])
+            i -= i & -i
+        return found
+
+    def bound(self, last: int) -> int:
+        """`last` raised until no set that starts at or before it ends after it."""
+        while (end := self.latest_end(last)) > last:
+            last = end
+        return last

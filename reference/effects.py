@@ -179,19 +179,27 @@ def storage_of(value: torch.Tensor) -> Storage:
         return Unreadable(f"{value.layout} tensor: {e}")
 
 
-def aliases(node: Node) -> tuple[tuple[LeafRef, ...], ...]:
+Storages = dict[Node, tuple[Storage, ...] | None]  # a node's leaves' storages (None: unknown)
+
+
+def aliases(node: Node, known: Storages | None = None) -> tuple[tuple[LeafRef, ...], ...]:
     """Per leaf of `node`'s value, the argument leaves whose storage it shares (EFF-2): by
     storage where both example values are known; where an argument's is not, what the op
-    declares (`declared_aliases`)."""
-    leaves = value_leaves(example_value(node))
-    if leaves is None:
+    declares (`declared_aliases`). `known` keeps the storages read so far (a graph's walk
+    reads each value's once)."""
+    known = {} if known is None else known
+    own = value_storages(node, known)
+    if own is None:
         return (declared_aliases(node),)
-    arguments = _argument_storages(node)
+    arguments: list[tuple[LeafRef, Storage | None]] = []
+    for position, arg in enumerate(flat_node_args(node)):
+        storages = value_storages(arg, known)
+        leaves = (None,) if storages is None else storages
+        arguments.extend(((position, k), s) for k, s in enumerate(leaves))
     unknown = {ref[0] for ref, s in arguments if s is None}
     declared = tuple(r for r in declared_aliases(node) if r[0] in unknown) if unknown else ()
     found: list[tuple[LeafRef, ...]] = []
-    for leaf in leaves:
-        storage = storage_of(leaf)
+    for storage in own:
         if isinstance(storage, Unreadable):
             found.append(tuple(ref for ref, s in arguments if s is not None))  # any of them
         else:
@@ -200,21 +208,18 @@ def aliases(node: Node) -> tuple[tuple[LeafRef, ...], ...]:
     return tuple(found)
 
 
+def value_storages(node: Node, known: Storages) -> tuple[Storage, ...] | None:
+    """The storages of `node`'s value leaves (None: no example value), read once into
+    `known`."""
+    if node not in known:
+        leaves = value_leaves(example_value(node))
+        known[node] = None if leaves is None else tuple(map(storage_of, leaves))
+    return known[node]
+
+
 def _same(a: Storage, b: StorageWeakRef) -> bool:
     """Both storages are readable and the same; an unreadable one may be any."""
     return isinstance(a, Unreadable) or a == b
-
-
-def _argument_storages(node: Node) -> list[tuple[LeafRef, Storage | None]]:
-    """Every leaf of every flat argument with its storage (None: the argument is unknown)."""
-    found: list[tuple[LeafRef, Storage | None]] = []
-    for position, arg in enumerate(flat_node_args(node)):
-        leaves = value_leaves(example_value(arg))
-        if leaves is None:
-            found.append(((position, 0), None))
-            continue
-        found.extend(((position, k), storage_of(t)) for k, t in enumerate(leaves))
-    return found
 
 
 # methods and functions whose result may be a view of their first argument

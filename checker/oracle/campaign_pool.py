@@ -239,11 +239,18 @@ def _result(future: Future[T], otherwise: Callable[[Exception], T]) -> T:
         return otherwise(e)
 
 
+# A Ctrl-C can land in a semaphore's finalizer, before it unregisters: multiprocessing's resource
+# tracker then unlinks the semaphore itself at exit, as it should, and warns that it had to.
+TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+
+
 @contextmanager
 def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """`workers` spawned processes; on an exception (Ctrl-C included) they are terminated, not
     waited for."""
     context = multiprocessing.get_context("spawn")
+    if TRACKER_QUIET not in sys.warnoptions:  # read when the resource tracker starts
+        sys.warnoptions.append(TRACKER_QUIET)
     starting = (quiet_now(), os.getpid())
     pool = ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=starting)
     try:

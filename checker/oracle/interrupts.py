@@ -10,10 +10,15 @@ next step.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
 
 
 @contextmanager
@@ -32,7 +37,25 @@ def interrupts_noted() -> Iterator[threading.Event]:
         chained(signum, frame)
 
     signal.signal(signal.SIGINT, note)
+    hook = sys.unraisablehook
+    sys.unraisablehook = _quiet_interrupts(hook)
     try:
         yield noted
     finally:
         signal.signal(signal.SIGINT, before)
+        sys.unraisablehook = hook
+
+
+def _quiet_interrupts(
+    hook: Callable[[UnraisableHookArgs], object],
+) -> Callable[[UnraisableHookArgs], object]:
+    """Python prints an exception it cannot raise (one in a weakref callback or `__del__`) with
+    its traceback; a Ctrl-C that lands there is noted and raised at the campaign's next step,
+    so it is not printed."""
+
+    def quiet(args: UnraisableHookArgs) -> object:
+        if isinstance(args.exc_value, KeyboardInterrupt):
+            return None
+        return hook(args)
+
+    return quiet

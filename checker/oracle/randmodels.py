@@ -10,6 +10,13 @@ unused, as in B13), views, tuples (`chunk`/`cat`), reductions and a matmul; a th
 blocks also update their second input in place (a graph input, or an earlier call's result),
 so the order of updates and reads matters across regions.
 
+Aliasing across regions (chapter 09), drawn last so that earlier models keep their choices: a
+view `v` of a graph input made once and passed as some calls' second operand, with in-place
+writes of its base (directly, through another view, or by `setitem`) between calls; a call whose
+second operand is a view of its first (operands sharing storage); and, for a block returning a
+pair, a model that keeps a different element of each call's result (regions of one group whose
+external outputs differ).
+
 Valid by construction: every op keeps the shape of `h`, a call pairs tensors of one shape, and
 in-place updates touch the block's own tensor or, guarded by `if not g.requires_grad`, its
 second input (a leaf that requires grad cannot be updated in place). `ModelSpec` renders to a
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from checker.io.model_file import Model, model_from_source
@@ -61,6 +68,12 @@ CONSTANTS = ("0.5", "2.0", "3.0")
 TARGETS = ("torch.sin", "torch.cos", "torch.tanh")
 MODES = ('"floor"', '"trunc"')
 CONTEXTS = ("", "", "", "", "torch.no_grad()", 'torch.autocast("cpu", dtype=torch.bfloat16)')
+# shape-preserving views of a graph input `x` (the same storage)
+VIEWS = ("x.view(x.shape)", "x[:]", "x.transpose(0, 1).transpose(0, 1)", "x.unsqueeze(0)[0]",
+         "x.narrow(0, 0, x.shape[0])")  # fmt: skip
+# in-place writes of a view's base `x` between calls: directly, through a view, by setitem
+WRITES = ("x.add_(1)", "x.view(-1).mul_(0.5)", "x[0] = 0.25", "x.t().add_(x.t())")
+USES = ("", "[0]", "[1]", "[1]")  # what the model keeps of a pair a block returns
 SHAPES = ((4, 8), (4, 8), (6, 8))
 DTYPES = ("float32", "float32", "float64")
 
@@ -92,7 +105,9 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
-    """Everything a generated model file is made of."""
+    """Everything a generated model file is made of. `view` defines `v` (a view of a graph
+    input) first; `after[i]` runs after call `i` (a write of `v`'s base, or nothing);
+    `kept[i]` is what the model returns of call `i` (`""`: all of it)."""
 
     inputs: tuple[InputSpec, ...]
     body: tuple[str, ...]
@@ -100,6 +115,9 @@ class ModelSpec:
     calls: tuple[Call, ...]
     dynamic: bool
     seed: int
+    view: str = ""
+    after: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
 
 
 def build_spec(pick: Picker, seed: int) -> ModelSpec:
@@ -115,7 +133,42 @@ def build_spec(pick: Picker, seed: int) -> ModelSpec:
     update = pick(UPDATES)  # drawn last: the models of earlier releases keep their choices
     if update:
         body = (body[0], update, *body[1:])
-    return ModelSpec(inputs, body, returns, calls, dynamic, seed)
+    spec = ModelSpec(inputs, body, returns, calls, dynamic, seed)
+    return _with_aliasing(pick, spec)
+
+
+def _with_aliasing(pick: Picker, spec: ModelSpec) -> ModelSpec:
+    """The aliasing draws (module docstring): each is "none" most of the time."""
+    view, after, calls = "", tuple[str, ...](), list(spec.calls)
+    bases = [i for i, x in enumerate(spec.inputs) if not x.requires_grad]
+    shared: bool = pick((False, False, True))
+    if bases and shared:
+        j: int = pick(bases)
+        view = pick(VIEWS).replace("x", f"x{j}")
+        kind = (spec.inputs[j].shape, spec.inputs[j].dtype)
+        base = f"x{j}"
+        for i, c in enumerate(calls):
+            if _kind(spec, c.first) == kind and pick((True, False)):  # read only through v
+                second = "v" if c.second == base else c.second
+                calls[i] = replace(c, first="v", second=second)
+        after = tuple(pick(("", "", *WRITES)).replace("x", f"x{j}") for _ in calls)
+    aliased: bool = pick((False, False, False, True))
+    if aliased:
+        k: int = pick(range(len(calls)))
+        calls[k] = replace(calls[k], second=f"{calls[k].first}[:]")
+    kept: tuple[str, ...] = ()
+    parts: bool = pick((False, True, True, True))
+    if spec.returns.startswith("(") and parts:  # the first call's sum mostly unused
+        kept = (pick(("[0]", "[0]", "")), *(pick(USES) for _ in calls[1:]))
+    return replace(spec, calls=tuple(calls), view=view, after=after, kept=kept)
+
+
+def _kind(spec: ModelSpec, operand: str) -> tuple[tuple[int, ...], str] | None:
+    """The shape and dtype of a graph input `x<i>` (None for anything else)."""
+    if operand.startswith("x") and operand[1:].isdigit():
+        x = spec.inputs[int(operand[1:])]
+        return x.shape, x.dtype
+    return None
 
 
 def _calls(pick: Picker, inputs: Sequence[InputSpec], tuple_result: bool) -> tuple[Call, ...]:
@@ -147,10 +200,13 @@ def render(spec: ModelSpec) -> str:
     lines = ['"""A generated model (fxoracle randmodels)."""', "", "import torch", "", ""]
     lines += ["def block(h, g, s, f, m):", *(f"    {st}" for st in spec.body)]
     lines += [f"    return {spec.returns}", "", "", f"def model({params}):"]
+    lines += [f"    v = {spec.view}"] if spec.view else []
     for i, c in enumerate(spec.calls):
         call = f"h{i} = block({c.first}, {c.second}, {c.const}, {c.target}, {c.mode})"
         lines += [f"    with {c.context}:", f"        {call}"] if c.context else [f"    {call}"]
-    results = ", ".join(f"h{i}" for i in range(len(spec.calls)))
+        lines += [f"    {spec.after[i]}"] if spec.after and spec.after[i] else []
+    kept = spec.kept or ("",) * len(spec.calls)
+    results = ", ".join(f"h{i}{k}" for i, k in enumerate(kept))
     lines += [
         f"    return ({results},)",
         "",

@@ -28,6 +28,7 @@ from checker.oracle.divergence import Blame, Component, Divergence, Kind
 from checker.oracle.impls import uses_torch_tracker
 from checker.oracle.judge import attempt
 from checker.oracle.protocol import CapturedGraph
+from checker.proof.runs import torch_modes_kept
 from reference.capture import capture
 from reference.errors import FxOracleError, describe
 
@@ -99,24 +100,6 @@ def _diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
 
 
 @contextmanager
-def torch_modes_kept() -> Iterator[None]:
-    """Grad and CPU autocast modes are as they were afterwards. A side that raises inside a
-    graph's autocast region never runs its `_exit_autocast`: autocast would stay on, and the
-    next models' results would depend on which ran before them in the process (DIF-13)."""
-    grad, autocast = torch.is_grad_enabled(), torch.is_autocast_enabled("cpu")
-    dtype, nesting = torch.get_autocast_dtype("cpu"), _autocast_nesting()
-    try:
-        yield
-    finally:
-        torch.set_grad_enabled(grad)
-        torch.set_autocast_enabled("cpu", autocast)
-        torch.set_autocast_dtype("cpu", dtype)
-        for _ in range(_autocast_nesting() - nesting):
-            torch.autocast_decrement_nesting()
-        torch.clear_autocast_cache()
-
-
-@contextmanager
 def model_caches_dropped() -> Iterator[None]:
     """What torch keeps process-wide for a model is dropped after it (DIF-13). fx keeps the
     source of every `GraphModule` it compiles in a module-level cache and in `linecache`, a few
@@ -141,10 +124,3 @@ def model_caches_dropped() -> Iterator[None]:
             clear = getattr(method, "cache_clear", None)  # lru_cache and torch's `_lru_cache`
             if callable(clear):
                 clear()
-
-
-def _autocast_nesting() -> int:
-    """How many autocast regions are open (torch reads it only by changing it)."""
-    level = torch.autocast_increment_nesting() - 1
-    torch.autocast_decrement_nesting()
-    return level

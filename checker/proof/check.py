@@ -28,6 +28,7 @@ import torch.fx
 from checker.proof.acyclic import check_acyclic
 from checker.proof.dependencies import Matching, check_ordering, match_graphs
 from checker.proof.flat import FlatGraph, flatten
+from checker.proof.number_inputs import inputs_or_why
 from checker.proof.numbers import check_numbers, check_runtime
 from checker.proof.report import (
     ACYCLIC,
@@ -72,6 +73,7 @@ def check_transformation(
         raise FxOracleError(f"timeout_ms must be positive, got {timeout_ms}")
     expect(example_inputs, (tuple, list, type(None)), "check_transformation: example_inputs")
     flat = _guarded(lambda: _flatten_both(original, transformed))
+    inputs = _once(lambda: inputs_or_why(original, example_inputs))
     matching = flat if isinstance(flat, Unknown) else _guarded(lambda: match_graphs(*flat))
     checks: list[tuple[CheckId, Callable[[], Verdict]]] = [
         (WELL_FORMED, lambda: check_wellformed(transformed)),
@@ -79,8 +81,8 @@ def check_transformation(
         (DATAFLOW, lambda: _dataflow(matching)),
         (ORDERING, lambda: _ordering(original, flat, matching)),
         (SHAPES, lambda: _shapes(original, transformed, timeout_ms)),
-        (NUMBERS, lambda: check_numbers(original, transformed, example_inputs)),
-        (RUNTIME, lambda: check_runtime(original, transformed, example_inputs)),
+        (NUMBERS, lambda: check_numbers(original, transformed, inputs())),
+        (RUNTIME, lambda: check_runtime(original, transformed, inputs())),
     ]
     return Report(tuple(obligation(check, _verdict(check, run)) for check, run in checks))
 
@@ -112,6 +114,18 @@ def _shapes(
 ) -> Verdict:
     facts = facts_of([original, transformed])
     return check_call_shapes(transformed, facts, timeout_ms)
+
+
+def _once(make: Callable[[], T]) -> Callable[[], T]:
+    """`make()`, computed at the first call and kept."""
+    kept: list[T] = []
+
+    def get() -> T:
+        if not kept:
+            kept.append(make())
+        return kept[0]
+
+    return get
 
 
 def _guarded(run: Callable[[], T]) -> T | Unknown:

@@ -161,6 +161,20 @@ def _constant_difference(a: Hashable, b: Hashable) -> str:
     return f"{len(theirs)} arguments instead of {len(ours)}"
 
 
+def live(flat: FlatGraph) -> set[int]:
+    """The flat nodes whose value reaches an output or an effect (a write, a draw, a global-state
+    switch); the rest is dead: where it runs changes nothing observable (CHK-4)."""
+    stack = [*flat.outputs]
+    stack += [i for i, n in enumerate(flat.nodes) if n.writes or n.draws or is_switch(n)]
+    found: set[int] = set()
+    while stack:
+        i = stack.pop()
+        if i not in found:
+            found.add(i)
+            stack.extend(flat.nodes[i].inputs)
+    return found
+
+
 def check_ordering(
     original: torch.fx.GraphModule,
     flat: tuple[FlatGraph, FlatGraph],
@@ -170,18 +184,22 @@ def check_ordering(
     paired node runs in its original global state (CHK-4).
 
     A mutation edge with an unpaired end cannot be checked: the verdict is then Unknown, unless
-    something checkable is violated. Global-state pins are not checked as edges: the switches
-    may be replicated and the partitions reordered (SPL-9), what counts is the state each node
-    runs in (`checker.proof.global_state`).
+    something checkable is violated. An edge with a dead end (a value no output or effect uses,
+    `live`) orders nothing anyone sees, and is not checked. Global-state pins are not checked as
+    edges: the switches may be replicated and the partitions reordered (SPL-9), what counts is
+    the state each node runs in (`checker.proof.global_state`).
     """
     deps = OrderingDeps.of_effects(original.graph)
     source, target = flat
+    alive = live(source)
     unpaired = 0
     for node in original.graph.nodes:
         for dep in deps.deps_of(node):
             a, b = source.origin.get(node), source.origin.get(dep)
             if a is None or b is None or is_switch(source.nodes[a]) or is_switch(source.nodes[b]):
                 continue  # inside a subgraph of the original, or a global-state pin
+            if a not in alive or b not in alive:
+                continue
             if a not in pairs or b not in pairs:
                 unpaired += 1
             elif pairs[a] < pairs[b]:

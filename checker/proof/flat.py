@@ -23,7 +23,7 @@ import torch.fx
 from checker.proof.inline import Callee, Emitted, Ref, Value, inline
 from reference.alias_db import StorageClasses
 from reference.bodies import body_key
-from reference.effects import aliases, draws, storage_of, value_leaves, writes
+from reference.effects import Storages, aliases, draws, storage_of, value_leaves, writes
 from reference.fx_helpers import arg_key, example_value, flat_node_args, target_name
 
 Node = torch.fx.Node
@@ -76,14 +76,15 @@ def flatten(gm: torch.fx.GraphModule) -> FlatGraph:
     """The flat graph of `gm` with every call of a graph module inlined (CHK-3)."""
     inlined = inline(gm, modules=True)
     roots: dict[Hashable, int] = {}
-    nodes = tuple(_flat_node(i, e, roots) for i, e in enumerate(inlined.emitted))
+    known: Storages = {}  # a body's nodes run once per call: their storages are read once
+    nodes = tuple(_flat_node(i, e, roots, known) for i, e in enumerate(inlined.emitted))
     outputs: list[int] = []
     structure = encode_arg(inlined.output.args[0], inlined.env, outputs)
     origin = {e.node: i for i, e in enumerate(inlined.emitted) if not e.prefix}
     return FlatGraph(nodes, structure, tuple(outputs), origin)
 
 
-def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int]) -> FlatNode:
+def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int], known: Storages) -> FlatNode:
     node = e.node
     inputs: list[int] = []
     args = encode_arg(tuple(node.args), e.args, inputs)
@@ -96,7 +97,7 @@ def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int]) -> FlatNode:
         inputs=tuple(inputs),
         grad_free=grad_free(node),
         writes=_written(e),
-        aliases=_root_aliases(index, e, roots) if _is_root(e) else _aliases(e),
+        aliases=_root_aliases(index, e, roots) if _is_root(e) else _aliases(e, known),
         draws=draws(node),
         invokes=e.invokes,
     )
@@ -128,10 +129,10 @@ def _written(e: Emitted) -> tuple[int, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _aliases(e: Emitted) -> tuple[tuple[LeafRef, ...], ...]:
+def _aliases(e: Emitted, known: Storages) -> tuple[tuple[LeafRef, ...], ...]:
     args = flat_node_args(e.node)
     found: list[tuple[LeafRef, ...]] = []
-    for own in aliases(e.node):
+    for own in aliases(e.node, known):
         refs: list[LeafRef] = []
         for position, leaf in own:
             value = e.args[args[position]]

@@ -5,10 +5,9 @@ chapter 06, CHK-3 and CHK-6).
 `modules=True`, a `call_module` of a graph module) binds the callee's placeholders to its
 operands and walks the callee in place of the call; the call's value is what the callee returns,
 and a `getitem` on it selects an element without producing a node. Every other node is *emitted*,
-once per time it runs, with the values of its node arguments. Both views of a module with its
-calls inlined are built from the emissions, so they cannot disagree on what runs:
-`checker.proof.flat.flatten` (the flat graph of CHK-3, CHK-4 and the oracle's meaning form) and
-`checker.proof.inline_calls.inline_calls` (the module CHK-6 runs). A malformed call raises
+once per time it runs, with the values of its node arguments. `checker.proof.flat.flatten`
+builds the flat graph of CHK-3, CHK-4 and the oracle's meaning form from the emissions; CHK-6
+runs the same calls' bodies directly (`checker.proof.numbers.BodiesRun`). A malformed call raises
 `InlineError`. This module touches torch objects, so `Any` appears where they cross its edge.
 """
 

@@ -209,3 +209,13 @@ def _input(
         raise NoInputs(f"input {k} lives on {meta.device}")
     shape = [_evaluate(s, values) for s in meta.shape]
     return random_like(meta, shape, generator, device)
+
+
+def inputs_or_why(
+    original: torch.fx.GraphModule, example_inputs: Sequence[Any] | None
+) -> InputSets | NoInputs:
+    """`input_sets`, or why there are none (CHK-6 and CHK-17 share one set)."""
+    try:
+        return input_sets(original, example_inputs)
+    except NoInputs as e:
+        return e

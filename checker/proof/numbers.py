@@ -1,9 +1,9 @@
 """Numbers: the transformed module computes what the original computes (CHK-6), and torch's
 runtime runs it (CHK-17) (spec chapter 06).
 
-CHK-6 runs the original and the transformed module *with every `invoke_subgraph` call inlined*
-(`checker.proof.inline_calls`: the meaning of the call, not torch's eager runtime for it) on the
-same inputs (`checker.proof.number_inputs`: the example inputs first), and compares them with
+CHK-6 runs the original and the transformed module *with every `invoke_subgraph` call running
+its body directly* (`BodiesRun`: the meaning of the call, not torch's eager runtime for it) on
+the same inputs (`checker.proof.number_inputs`: the example inputs first), and compares them with
 the one run-and-compare (`checker.proof.runs`: outputs, inputs after the call, grad mode, the
 CHK-16 tolerance). CHK-17 runs the transformed module as it is, through torch's runtime, on the
 first input set: a failure there, or other numbers, with CHK-6 holding, is torch's runtime's and
@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from typing import Any
 
 import torch
 import torch.fx
 
 from checker.io.threads import one_thread
-from checker.proof.inline_calls import inline_calls
-from checker.proof.number_inputs import SEED, InputSets, NoInputs, input_sets
+from checker.proof.number_inputs import SEED, InputSets, NoInputs
 from checker.proof.on_cpu import moved_to_cpu
-from checker.proof.runs import clone, compare_runs, differ
+from checker.proof.runs import clone, compare_runs, differ, torch_modes_kept
 from checker.proof.verdict import Holds, Unknown, Verdict
 from reference.bodies import body_key
 from reference.errors import describe
@@ -37,18 +36,17 @@ CPU_NOTE = "run on the CPU: the graph's metadata is on CUDA and there is no CUDA
 def check_numbers(
     original: torch.fx.GraphModule,
     transformed: torch.fx.GraphModule,
-    example_inputs: Sequence[Any] | None,
+    inputs: InputSets | NoInputs,
 ) -> Verdict:
-    """Run the original and the inlined transformed module on the same inputs and compare
-    every output and input (CHK-6)."""
-    try:
-        found = input_sets(original, example_inputs)
-        pair = _modules(original, _inlined(transformed), found)
-    except NoInputs as e:
-        return Unknown(f"CHK-6: {e}")
+    """Run the original, and the transformed module with its calls' bodies run directly, on the
+    same inputs (`number_inputs.inputs_or_why`) and compare every output and input (CHK-6)."""
+    if isinstance(inputs, NoInputs):
+        return Unknown(f"CHK-6: {inputs}")
+    found = inputs
+    ours, theirs = _modules(original, transformed, found)
     with one_thread():
-        for label, inputs in found.sets:
-            verdict = compare_runs(*pair, inputs, label)
+        for label, values in found.sets:
+            verdict = compare_runs(ours, BodiesRun(theirs).run, values, label)
             if not isinstance(verdict, Holds):
                 return verdict
     return Holds(CPU_NOTE if found.on_cpu else "")
@@ -57,7 +55,7 @@ def check_numbers(
 def check_runtime(
     original: torch.fx.GraphModule,
     transformed: torch.fx.GraphModule,
-    example_inputs: Sequence[Any] | None,
+    inputs: InputSets | NoInputs,
 ) -> Verdict:
     """torch's own `invoke_subgraph` runtime runs every subgraph of the transformed module and
     returns what its body computes (CHK-17). Each distinct call goes through the runtime once,
@@ -68,18 +66,17 @@ def check_runtime(
     `requires_grad` flags than the body's, is torch's runtime's, and the verdict is Unknown."""
     if not any(n.target is INVOKE for n in transformed.graph.nodes):
         return Holds()
-    try:
-        found = input_sets(original, example_inputs)
-        module = _modules(original, transformed, found)[1]
-    except NoInputs as e:
-        return Unknown(f"CHK-17: {e}")
-    label, inputs = found.sets[0]
+    if isinstance(inputs, NoInputs):
+        return Unknown(f"CHK-17: {inputs}")
+    found = inputs
+    module = _modules(original, transformed, found)[1]
+    label, values = found.sets[0]
     probe = _RuntimeProbe(module)
     try:
         with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()), \
-                one_thread():  # fmt: skip
+                one_thread(), torch_modes_kept():  # fmt: skip
             torch.manual_seed(SEED)
-            probe.run(*[clone(v) for v in inputs])
+            probe.run(*[clone(v) for v in values])
     except Exception as e:  # told, never raised
         where = "" if probe.current is None else f" at {probe.current.name}"
         return Unknown(f"CHK-17: the transformed module raised {describe(e)}{where} {label}")
@@ -88,13 +85,16 @@ def check_runtime(
     return Holds(CPU_NOTE if found.on_cpu else "")
 
 
-def _inlined(transformed: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """The transformed module with its calls inlined; a module too malformed to inline (CHK-1
-    says why) runs as it is, so that its failure is shown as CHK-6's witness."""
-    try:
-        return inline_calls(transformed)
-    except Exception:  # a malformed call: running the module itself tells how it fails
-        return transformed
+class BodiesRun(torch.fx.Interpreter):
+    """Runs a module with every `invoke_subgraph` call running its body directly (what the call
+    means), nested calls alike: no copy of the graph, so the cost is the graph's (CHK-6). A
+    malformed call fails as it runs, and CHK-6's witness shows how."""
+
+    def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
+        if target is not INVOKE:
+            return super().call_function(target, args, kwargs)
+        body, _, *operands = args
+        return tuple(BodiesRun(body).run(*operands))
 
 
 def _modules(

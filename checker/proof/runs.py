@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,28 +43,51 @@ class Ran:
     grad_mode: bool
 
 
-def run(gm: torch.fx.GraphModule, inputs: Sequence[Any], caller_grad: bool = True) -> Ran | str:
-    """`gm` on clones of `inputs`, or the exception's one-line description. fx prints a failing
-    module's generated code to stderr; the description keeps one line instead."""
+def run(gm: Callable[..., Any], inputs: Sequence[Any], caller_grad: bool = True) -> Ran | str:
+    """`gm` (a module, or any callable) on clones of `inputs`, or the exception's one-line
+    description. fx prints a failing module's generated code to stderr; the description keeps
+    one line instead."""
     clones = [clone(v) for v in inputs]
-    before = torch.is_grad_enabled()
     try:
         with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()), \
-                one_thread():  # fmt: skip
+                one_thread(), torch_modes_kept():  # fmt: skip
             torch.manual_seed(SEED)
             torch.set_grad_enabled(caller_grad)
             result = gm(*clones)
             after = torch.is_grad_enabled()
     except Exception as e:  # the module under test failed: report, never raise
         return describe(e)
-    finally:
-        torch.set_grad_enabled(before)
     return Ran(list(tree_leaves(result)), clones, after)
 
 
+@contextmanager
+def torch_modes_kept() -> Iterator[None]:
+    """Grad and CPU autocast modes are as they were afterwards. A module that raises inside its
+    autocast region never runs its `_exit_autocast`: autocast would stay on, and whatever runs
+    next would compute in another precision (DIF-13)."""
+    grad, autocast = torch.is_grad_enabled(), torch.is_autocast_enabled("cpu")
+    dtype, nesting = torch.get_autocast_dtype("cpu"), _autocast_nesting()
+    try:
+        yield
+    finally:
+        torch.set_grad_enabled(grad)
+        torch.set_autocast_enabled("cpu", autocast)
+        torch.set_autocast_dtype("cpu", dtype)
+        for _ in range(_autocast_nesting() - nesting):
+            torch.autocast_decrement_nesting()
+        torch.clear_autocast_cache()
+
+
+def _autocast_nesting() -> int:
+    """How many autocast regions are open (torch reads it only by changing it)."""
+    level = torch.autocast_increment_nesting() - 1
+    torch.autocast_decrement_nesting()
+    return level
+
+
 def compare_runs(
-    original: torch.fx.GraphModule,
-    transformed: torch.fx.GraphModule,
+    original: Callable[..., Any],
+    transformed: Callable[..., Any],
     inputs: Sequence[Any],
     label: str,
     caller_grad: bool = True,
@@ -106,6 +130,8 @@ def differ(a: Any, b: Any) -> str | None:
         return None if type(a) is type(b) and a == b else f"{b!r} instead of {a!r}"
     if a.requires_grad != b.requires_grad:
         return f"requires_grad {b.requires_grad} instead of {a.requires_grad}"
+    if _identical(a, b):  # most inputs after the call: nothing wrote them
+        return None
     try:
         rtol, atol = tolerance(a)
         torch.testing.assert_close(b, a, rtol=rtol, atol=atol, equal_nan=True)
@@ -114,6 +140,12 @@ def differ(a: Any, b: Any) -> str | None:
         kept = [ln for ln in lines if ln.startswith(_MESSAGE_LINES)]
         return "; ".join(kept or lines[:1])
     return None
+
+
+def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bit for bit the same values, dtype, shape and device (NaNs aside: `assert_close` says)."""
+    same = a.dtype == b.dtype and a.shape == b.shape and a.device == b.device
+    return same and a.layout == torch.strided and bool(torch.equal(a.detach(), b.detach()))
 
 
 _DEFAULTS = {  # assert_close's defaults: (rtol, atol)

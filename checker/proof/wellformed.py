@@ -3,8 +3,8 @@
 Every graph of the module tree passes `Graph.lint()`. Every `invoke_subgraph(subgraph, name,
 *operands)` fetches a graph module with a `get_attr`, passes as many operands as it has
 placeholders, each a value torch's runtime takes (RPL-21: no float, no module), the subgraph
-mutates none of its inputs (CHK-15), and every `getitem` on the call is in range of the tuple
-the subgraph returns.
+mutates none of its inputs (CHK-15), its results and operands share no storage (CHK-18), and
+every `getitem` on the call is in range of the tuple the subgraph returns.
 Identifiers and subgraphs correspond one to one: torch's `invoke_subgraph` caches its autograd
 function by identifier, so one identifier naming two subgraphs would run the wrong body. A
 `call_module` of a graph module passes no more operands than it has placeholders.
@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import torch
 import torch.fx
 
+from checker.proof.call_aliasing import aliasing_problem
 from checker.proof.verdict import Holds, Verdict, Violated
 from reference.alias_db import AliasDB
 from reference.fx_helpers import attribute, example_value
@@ -34,12 +35,16 @@ def check_wellformed(gm: torch.fx.GraphModule) -> Verdict:
         problem = _lint(module)
         if problem is not None:
             return Violated(f"CHK-1: {path.rstrip('.') or 'graph'}: lint: {problem}")
-    named: list[tuple[str, torch.fx.GraphModule]] = []
+    seen = _Seen()
     for path, module in modules:
         for node in module.graph.nodes:
-            problem = _call_problem(module, node, named)
+            problem = _call_problem(module, node, seen)
             if problem is not None:
                 return Violated(f"CHK-1: {path}{node.name}: {problem}")
+    for path, module in modules:
+        problem = aliasing_problem(module)
+        if problem is not None:
+            return Violated(f"CHK-1: {path}{problem}")
     return Holds()
 
 
@@ -58,11 +63,23 @@ def _lint(module: torch.fx.GraphModule) -> str | None:
     return None
 
 
-def _call_problem(
-    module: torch.fx.GraphModule, node: Node, named: list[tuple[str, torch.fx.GraphModule]]
-) -> str | None:
+class _Seen:
+    """What one check has seen: each identifier with its subgraph, and each subgraph's CHK-15
+    verdict (a body called many times is judged once)."""
+
+    def __init__(self) -> None:
+        self.named: list[tuple[str, torch.fx.GraphModule]] = []
+        self.bodies: dict[torch.fx.GraphModule, str | None] = {}
+
+    def mutation_problem(self, callee: torch.fx.GraphModule) -> str | None:
+        if callee not in self.bodies:
+            self.bodies[callee] = _mutation_problem(callee)
+        return self.bodies[callee]
+
+
+def _call_problem(module: torch.fx.GraphModule, node: Node, seen: _Seen) -> str | None:
     if node.op == "call_function" and node.target is INVOKE:
-        return _invoke_problem(module, node, named)
+        return _invoke_problem(module, node, seen)
     if node.op == "call_module":
         callee = _target(module, node)
         if isinstance(callee, torch.fx.GraphModule):
@@ -70,9 +87,7 @@ def _call_problem(
     return None
 
 
-def _invoke_problem(
-    module: torch.fx.GraphModule, node: Node, named: list[tuple[str, torch.fx.GraphModule]]
-) -> str | None:
+def _invoke_problem(module: torch.fx.GraphModule, node: Node, seen: _Seen) -> str | None:
     fetch = node.args[0] if node.args else None
     callee = _target(module, fetch) if isinstance(fetch, Node) and fetch.op == "get_attr" else None
     if not isinstance(callee, torch.fx.GraphModule):
@@ -80,11 +95,11 @@ def _invoke_problem(
     identifier = node.args[1] if len(node.args) > 1 else None
     if not isinstance(identifier, str):
         return f"identifier {identifier!r} is not a string"
-    problem = _identifier_problem(identifier, callee, named)
+    problem = _identifier_problem(identifier, callee, seen.named)
     if problem is None:
         problem = _arity_problem(callee, len(node.args) - 2, exact=True)
     if problem is None:
-        problem = _operand_problem(module, node) or _mutation_problem(callee)
+        problem = _operand_problem(module, node) or seen.mutation_problem(callee)
     return problem if problem is not None else _getitem_problem(callee, node)
 
 

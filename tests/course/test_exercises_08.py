@@ -45,17 +45,17 @@ def test_08_exercise_2(monkeypatch: pytest.MonkeyPatch) -> None:
     """`Planted`: whatever is blamed is the plug-in, with a run or a fault as evidence (where
     its merged key still gives valid groups, the other groups are a free choice). The
     dead-node-dropping sort breaks the contract: a `contract` divergence naming the nodes."""
-    report = run_diff([load_model_file(D15)], "checker.oracle.plugins.example:Planted")
+    report = run_diff([load_model_file(D15)], "checker.oracle.plugins.planted:Planted")
     found = report.graphs[0].divergences
     assert {d.blame for d in found if d.blame.blames_a_side} == {Blame.OTHER}
     assert {d.component for d in found if d.blame is Blame.OTHER} >= {Component.SORT}
     assert all(d.blame is Blame.NEITHER for d in found if d.component is Component.TRACKER)
     assert not any(d.bug for d in found)  # torch's catalogue names torch's bugs only
-    import checker.oracle.plugins.example as example
+    import checker.oracle.plugins.planted as planted
 
-    monkeypatch.setattr(example, "DropsDeadNodes", DropsDeadNodes, raising=False)
+    monkeypatch.setattr(planted, "DropsDeadNodes", DropsDeadNodes, raising=False)
     inplace = load_model_file(CORPUS_DIR / "own_inplace_inside.py")
-    mine = run_diff([inplace], "checker.oracle.plugins.example:DropsDeadNodes", "sort")
+    mine = run_diff([inplace], "checker.oracle.plugins.planted:DropsDeadNodes", "sort")
     kinds = {(d.kind, d.detail.split(" nodes ")[0]) for d in mine.graphs[0].divergences}
     assert kinds == {(Kind.CONTRACT, "stable_sort erased")}
 

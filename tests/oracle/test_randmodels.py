@@ -90,9 +90,9 @@ def test_dif6_models_capture_as_one_graph() -> None:
 
 @pytest.mark.spec("DIF-7", "DIF-8")
 def test_dif7_a_random_divergence_shrinks_to_a_failing_repro(tmp_path: Path) -> None:
-    """random_0_2 calls a block with `t.mul_(2.0)` and `t.mul_(3.0)`, which torch's key merges
-    (B1): the dedup repro is smaller than the generated model and fails on torch's side."""
-    model = random_model(0, 2)
+    """random_0_3 calls a block with `alpha=2.0` and `alpha=3.0`, which torch's key merges (B1):
+    the dedup repro is smaller than the generated model and fails on torch's side."""
+    model = random_model(0, 3)
     sides = make_sides("torch", "dedup")
     graph = capture_for(model, sides)
     assert isinstance(graph, Capture)

@@ -239,3 +239,29 @@ def test_chk4_global_state_is_compared_node_by_node_and_at_the_end() -> None:
         "grad mode False, no autocast (global state)"
     )
     assert isinstance(check_transformation(original, original).verdict_of(ORDERING), Holds)
+
+
+def _read_around_a_write(read_after: bool, read_is_output: bool) -> torch.fx.GraphModule:
+    """`a = x * 1; s = a.sum(); a.mul_(2)` (or `s` after the write); `s` an output or dead."""
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(torch.mul, (x, 1))
+    if read_after:
+        write = g.call_method("mul_", (a, 2))
+        s = g.call_method("sum", (a,))
+    else:
+        s = g.call_method("sum", (a,))
+        write = g.call_method("mul_", (a, 2))
+    g.output((write, s) if read_is_output else (write,))
+    return torch.fx.GraphModule(torch.nn.Module(), g)
+
+
+@pytest.mark.spec("CHK-4", "SRT-12")
+def test_chk4_a_dead_read_moved_across_a_write_is_not_a_violation() -> None:
+    """The read moved after the write matters when an output uses it, not when nothing does."""
+    for used in (True, False):
+        report = check_transformation(
+            _read_around_a_write(False, used), _read_around_a_write(True, used), (torch.ones(3),)
+        )
+        verdict = report.verdict_of(ORDERING)
+        assert isinstance(verdict, Violated) == used, (used, verdict)

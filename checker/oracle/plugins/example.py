@@ -1,70 +1,148 @@
-"""An implementation under test, written against `checker.oracle.protocol` alone: the example a
-newcomer copies (spec chapter 08, DIF-1; course chapter 08, exercise 1).
+"""An independent deduplication pass, written against `checker.oracle.protocol` alone: the
+example a plug-in author copies (spec chapter 08, DIF-1; course chapter 08).
 
-`Example` implements three components of its own:
+`Example` implements three components with nothing of fxoracle's pipeline, only torch.fx:
 
-- `find_regions`: lock-step region growth over the capture's buckets, in a few dozen lines
-  (simpler than fxoracle's: it has no ancestor search, so it checks cycles by a graph walk);
-- `deduplicate`: fxoracle's drop-in pass (`reference.dynamo`) run on the graph it is given, the
-  way a torch developer would plug a pass with torch's contract into the oracle;
+- `find_regions`: lock-step region growth over the capture's buckets of key-equal nodes;
+- `deduplicate`: the regions outlined into `invoke_subgraph` calls: one subgraph per group,
+  copied from region 0 (one placeholder per distinct outside input, the outputs every region's
+  outside users need), ordering dependencies from the capture's mutation facts (a write stays
+  between every earlier and later reader of its storage, views included) and global-state
+  switches kept in place, then a sort;
 - `stable_sort`: Kahn's algorithm that always places the earliest ready node (a valid order,
-  not necessarily torch's: the oracle reports a different valid order as "neither", exit 0).
+  not necessarily torch's).
 
-It does not split: the diff lists `split` as skipped. `Planted` is the same with three planted
-bugs (float constants merged, mutation-order dependencies dropped, a sort that ignores extra
-dependencies), which the oracle must catch and blame on it:
+It is simpler than fxoracle's reference and more cautious: it leaves alone a region that writes
+or draws anything, whose operands or outputs are not plain tensors or share storage, that spans
+a global-state switch or an outside write of what it reads, or whose calls would close a cycle.
+Where it outlines less than the reference, both are correct and the oracle says so. It does not
+split: the diff lists `split` as skipped. `checker/oracle/plugins/planted.py` holds its twins
+with planted bugs, which the oracle must catch and blame on them:
 
     fxoracle diff tests/corpus/*.py --against checker.oracle.plugins.example:Example
-    fxoracle diff tests/corpus/*.py --against checker.oracle.plugins.example:Planted
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import deque
+import operator
 from collections.abc import Mapping, Sequence
 
 import torch
 import torch.fx
 
+from checker.oracle.plugins.regions import Region, grow
 from checker.oracle.protocol import CapturedGraph, DedupOutput, RegionGroups
-from reference.dedup import deduplicate, ordering_deps
-from reference.dynamo import ModuleOutputGraph, deduplicate_output_graph
 
 Node = torch.fx.Node
+Deps = dict[Node, dict[Node, None]]  # node -> the nodes it must follow (dicts as ordered sets)
+INVOKE = torch.ops.higher_order.invoke_subgraph
+SWITCHES = ("_set_grad_enabled", "_enter_autocast", "_exit_autocast")
+RANDOM = ("rand", "dropout", "bernoulli", "normal", "multinomial", "randperm")
 
 
 class Example:
     """An honest implementation: region finding, deduplication and sorting."""
 
+    # -- component `tracker` --------------------------------------------------------------------
     def find_regions(self, graph: CapturedGraph) -> RegionGroups:
+        return tuple(tuple(tuple(n.name for n in r) for r in g) for g in self.groups(graph))
+
+    def groups(self, graph: CapturedGraph) -> list[list[Region]]:
+        """Groups of regions, latest group first, region 0 in graph order, positions aligned."""
         buckets = self.buckets(graph)
+        same = {n: k for k, bucket in enumerate(buckets) for n in bucket}
         order = {n: i for i, n in enumerate(graph.gm.graph.nodes)}
-        starts = [b for b in buckets if len(b) > 1]
-        starts.sort(key=lambda b: -min(order[n] for n in b))  # latest group first
+        starts = sorted((b for b in buckets if len(b) > 1), key=lambda b: -min(order[n] for n in b))
         claimed: set[Node] = set()
-        groups = []
+        found = []
         for bucket in starts:
-            regions = grow([n for n in bucket if n not in claimed], self.same(buckets), claimed)
+            regions = grow([n for n in bucket if n not in claimed], same, claimed)
             if len(regions) > 1 and len(regions[0]) > 1:
                 ranked = sorted(range(len(regions[0])), key=lambda i: order[regions[0][i]])
-                groups.append(tuple(tuple(r[i].name for i in ranked) for r in regions))
-        return tuple(groups)
+                found.append([[r[i] for i in ranked] for r in regions])
+        return found
 
     def buckets(self, graph: CapturedGraph) -> list[tuple[Node, ...]]:
         """The capture's buckets of key-equal nodes (fxoracle's keys)."""
         return list(graph.tracker.buckets().groups)
 
-    def same(self, buckets: Sequence[Sequence[Node]]) -> Mapping[Node, int]:
-        return {n: k for k, bucket in enumerate(buckets) for n in bucket}
-
+    # -- component `dedup` ----------------------------------------------------------------------
     def deduplicate(self, graph: CapturedGraph) -> DedupOutput:
-        groups = self.find_regions(graph)
-        out = ModuleOutputGraph(graph.gm, graph.tracker)
-        result = deduplicate_output_graph(out)
-        graph.gm.recompile()
-        return DedupOutput(graph.gm, groups, extra_deps=result.extra_deps)
+        gm, writes = graph.gm, written_args(graph)
+        deps = self.ordering_deps(gm.graph, writes)
+        done: list[list[Region]] = []
+        for group in self.groups(graph):
+            order = {n: i for i, n in enumerate(gm.graph.nodes)}
+            regions = [r for r in group if not self.refusal(r, group[0], writes, order)]
+            if len(regions) < 2 or regions[0] is not group[0] or closes_cycle(regions, deps):
+                continue
+            outputs = self.outputs(regions)
+            call = install(gm, regions[0], outputs, deps)
+            for region in regions:
+                replace(gm.graph, region, call, outputs, deps)
+            done.append(regions)
+        self.stable_sort(gm.graph, {n: list(d) for n, d in deps.items()})
+        gm.recompile()
+        names = tuple(tuple(tuple(n.name for n in r) for r in g) for g in done)
+        return DedupOutput(gm, names, {n: tuple(d) for n, d in deps.items()})
 
+    def refusal(
+        self, region: Region, region0: Region, writes: Mapping[Node, list[Node]],
+        order: Mapping[Node, int],
+    ) -> str:  # fmt: skip
+        """Why `region` cannot be replaced by a call of region 0's copy, or ""."""
+        inside, nodes = set(region), list(order)
+        span = nodes[min(map(order.__getitem__, region)) : max(map(order.__getitem__, region))]
+        if wiring(region) != wiring(region0) or usages(region) != usages(region0):
+            return "computes otherwise than region 0"
+        values = [*operands(region), *region]
+        if any(not isinstance(n.meta.get("example_value"), torch.Tensor) for n in values):
+            return "a value is not a plain tensor"
+        if any(n in writes or _named(n, RANDOM) or _named(n, SWITCHES) for n in region):
+            return "writes, draws or switches"
+        if any(_named(n, SWITCHES) for n in span):
+            return "spans a global-state switch"
+        read = {storage(a) for n in region for a in n.all_input_nodes} | set(map(storage, region))
+        if any(storage(w) in read for n in span if n not in inside for w in writes.get(n, [])):
+            return "an outside write of what it reads lies between its nodes"
+        return self.aliasing(region)
+
+    def aliasing(self, region: Region) -> str:
+        """Operands and outputs must not share storage (torch's runtime assumes so)."""
+        values = [*operands(region), *(region[p] for p in outputs_of(region))]
+        shared = len({storage(v) for v in values}) < len(values)
+        return "operands or outputs share storage" if shared else ""
+
+    def outputs(self, regions: Sequence[Region]) -> list[int]:
+        """The region positions any region's outside users need: every call returns them all."""
+        return sorted({p for r in regions for p in outputs_of(r)})
+
+    def ordering_deps(self, graph: torch.fx.Graph, writes: Mapping[Node, list[Node]]) -> Deps:
+        """A write follows every earlier reader of what it writes and precedes every later one,
+        through any view (readers by storage); a global-state switch keeps its place."""
+        deps: Deps = {n: {} for n in graph.nodes}
+        order = {n: i for i, n in enumerate(graph.nodes)}
+        for writer, written in writes.items():
+            for node in self.readers(graph, written):
+                if node is not writer:
+                    before = order[node] < order[writer]
+                    later, earlier = (writer, node) if before else (node, writer)
+                    deps[later][earlier] = None
+        switches = [n for n in graph.nodes if _named(n, SWITCHES)]
+        for s in switches:
+            for node in graph.nodes:
+                if node is not s and node.op != "output":
+                    later, earlier = (s, node) if order[node] < order[s] else (node, s)
+                    deps[later][earlier] = None
+        return deps
+
+    def readers(self, graph: torch.fx.Graph, written: Sequence[Node]) -> list[Node]:
+        """Every node with an argument in the storage of what is written (its views too)."""
+        stored = {storage(w) for w in written}
+        return [n for n in graph.nodes if any(storage(a) in stored for a in n.all_input_nodes)]
+
+    # -- component `sort` -----------------------------------------------------------------------
     def stable_sort(self, graph: torch.fx.Graph, deps: Mapping[Node, Sequence[Node]]) -> None:
         nodes = list(graph.nodes)
         position = {n: i for i, n in enumerate(nodes)}
@@ -83,86 +161,142 @@ class Example:
                 waits[user].discard(node)
                 if not waits[user] and user.op != "output":
                     heapq.heappush(ready, position[user])
-        output = nodes[-1]
+        output = next(n for n in nodes if n.op == "output")
+        assert len(placed) == len(nodes) - 1, "the dependencies have a cycle"
         for node in placed:
             output.prepend(node)
 
     def deps_of(self, deps: Mapping[Node, Sequence[Node]], node: Node) -> Sequence[Node]:
-        return deps.get(node, ())
+        return list(deps.get(node, ()))
 
 
-def grow(roots: list[Node], same: Mapping[Node, int], claimed: set[Node]) -> list[list[Node]]:
-    """Regions grown from `roots` in lock-step: each step takes the next argument of every
-    region (breadth first); all join, or none."""
-    if len(roots) < 2:
-        return []
-    regions = [[r] for r in roots]
-    queues = [deque(r.all_input_nodes) for r in roots]
-    claimed.update(roots)
-    while queues and queues[0]:
-        candidates = [q.popleft() if q else None for q in queues]
-        if joinable(candidates, same, claimed, regions):
-            for region, queue, node in zip(regions, queues, candidates, strict=True):
-                assert node is not None
-                region.append(node)
-                queue.extend(node.all_input_nodes)
-                claimed.add(node)
-    return regions if len(regions[0]) > 1 else []
+def written_args(graph: CapturedGraph) -> dict[Node, list[Node]]:
+    """The capture's mutation facts as `node -> the argument nodes it writes in place`: a
+    position indexes the node's arguments flattened in `torch.fx.map_arg` order."""
+    found: dict[Node, list[Node]] = {}
+    for node, positions in graph.tracker.node_to_mutated_arg_positions.items():
+        flat: list[Node] = []
+        torch.fx.map_arg((node.args, node.kwargs), flat.append)
+        found[node] = [flat[p] for p in positions if p < len(flat)]
+    return found
 
 
-def joinable(
-    candidates: list[Node | None], same: Mapping[Node, int], claimed: set[Node],
-    regions: list[list[Node]],
-) -> bool:  # fmt: skip
-    first = candidates[0]
-    if first is None or first.op in ("placeholder", "get_attr"):
+def storage(node: Node) -> object:
+    """The storage a node's tensor value lives in (views share their base's), or the node."""
+    value = node.meta.get("example_value")
+    if isinstance(value, torch.Tensor):
+        try:
+            return ("storage", value.untyped_storage()._cdata)
+        except (NotImplementedError, RuntimeError):
+            return node
+    return node
+
+
+def _named(node: Node, words: Sequence[str]) -> bool:
+    if node.op not in ("call_function", "call_method"):
         return False
-    if any(c is None or c in claimed or same.get(c) != same.get(first) for c in candidates):
-        return False
-    if len(set(candidates)) < len(candidates):
-        return False
-    return not any(cycles(region, c) for region, c in zip(regions, candidates, strict=True))
+    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
+    return any(w in str(name) for w in words)
 
 
-def cycles(region: list[Node], candidate: Node | None) -> bool:
-    """Whether contracting the region with `candidate` makes a cycle: some user of the
-    candidate outside the region leads back into the region."""
-    if candidate is None:
-        return True
-    inside = {*region, candidate}
-    stack = [u for u in candidate.users if u not in inside]
-    seen: set[Node] = set()
-    while stack:
-        node = stack.pop()
-        if node in inside:
-            return True
-        if node not in seen:
-            seen.add(node)
-            stack.extend(node.users)
-    return False
+def wiring(region: Region) -> list[list[int | None]]:
+    """Per node, per argument: the region position it comes from, or None (outside)."""
+    position = {n: i for i, n in enumerate(region)}
+    return [[position.get(a) for a in _args(n)] for n in region]
 
 
-class Planted(Example):
-    """`Example` with three planted bugs, one per component it implements."""
+def usages(region: Region) -> list[int]:
+    """Per outside usage (node, argument), the index of its operand: equal lists mean the
+    same pattern of shared inputs."""
+    found = operands(region)
+    inside = set(region)
+    return [found.index(a) for n in region for a in _args(n) if a not in inside]
 
-    def buckets(self, graph: CapturedGraph) -> list[tuple[Node, ...]]:
-        """Bug 1: nodes are bucketed by target alone, so calls with different float constants
-        merge (torch's B1)."""
-        by_target: dict[str, list[Node]] = {}
-        for bucket in graph.tracker.buckets().groups:
-            for node in bucket:
-                by_target.setdefault(f"{node.op}:{node.target}", []).append(node)
-        return [tuple(b) for b in by_target.values()]
 
-    def deduplicate(self, graph: CapturedGraph) -> DedupOutput:
-        """Bug 2: the ordering dependencies are built without the tracker's mutations, so after
-        the sort an in-place update may no longer come before the reads it must precede (the
-        regions themselves are refused as the reference refuses them)."""
-        groups = self.find_regions(graph)
-        deps = ordering_deps(graph.gm.graph, {})  # no mutated positions: no mutation-order edge
-        result = deduplicate(graph.gm, graph.tracker, deps=deps)
-        return DedupOutput(graph.gm, groups, extra_deps=result.extra_deps)
+def operands(region: Region) -> list[Node]:
+    """The distinct outside inputs of a region, in first-use order."""
+    inside = set(region)
+    return list(dict.fromkeys(a for n in region for a in _args(n) if a not in inside))
 
-    def deps_of(self, deps: Mapping[Node, Sequence[Node]], node: Node) -> Sequence[Node]:
-        """Bug 3: the sort ignores every extra dependency."""
-        return ()
+
+def outputs_of(region: Region) -> list[int]:
+    """The positions of the region whose value an outside node uses."""
+    inside = set(region)
+    return [p for p, n in enumerate(region) if any(u not in inside for u in n.users)]
+
+
+def _args(node: Node) -> list[Node]:
+    found: list[Node] = []
+    torch.fx.map_arg((node.args, node.kwargs), found.append)
+    return found
+
+
+def closes_cycle(regions: Sequence[Region], deps: Deps) -> bool:
+    """Whether contracting each region to one node makes the graph (data and `deps`) cyclic:
+    a topological sort of the contracted graph fails."""
+    owner = {n: k for k, r in enumerate(regions) for n in r}
+    label = {n: ("region", owner[n]) if n in owner else ("node", n.name) for n in deps}
+    edges: dict[object, set[object]] = {v: set() for v in label.values()}
+    for node in deps:
+        for before in (*node.all_input_nodes, *deps[node]):
+            if label[before] != label[node]:
+                edges[label[node]].add(label[before])
+    indegree = {v: len(e) for v, e in edges.items()}
+    users: dict[object, list[object]] = {v: [] for v in edges}
+    for v, befores in edges.items():
+        for b in befores:
+            users[b].append(v)
+    ready = [v for v, d in indegree.items() if d == 0]
+    while ready:
+        for u in users[ready.pop()]:
+            indegree[u] -= 1
+            if indegree[u] == 0:
+                ready.append(u)
+    return any(indegree.values())
+
+
+def install(
+    gm: torch.fx.GraphModule, region0: Region, outputs: Sequence[int], deps: Deps
+) -> tuple[Node, str]:
+    """Copy region 0 into a new subgraph module on `gm` (a placeholder per operand, the
+    `outputs` positions returned as a tuple; nodes carry `val`, which torch's runtime reads)
+    and fetch it with a `get_attr` at the top of the graph."""
+    body = torch.fx.Graph()
+    copies: dict[Node, Node] = {}
+    for k, operand in enumerate(operands(region0)):
+        copies[operand] = body.placeholder(f"input_{k}")
+        copies[operand].meta["example_value"] = operand.meta["example_value"]
+    for node in region0:
+        copies[node] = body.node_copy(node, lambda a: copies[a])
+        copies[node].meta["val"] = node.meta["example_value"]
+    body.output(tuple(copies[region0[p]] for p in outputs))
+    taken = dict(gm.named_children())
+    name = next(f"subgraph_{i}" for i in range(len(taken) + 1) if f"subgraph_{i}" not in taken)
+    gm.register_module(name, torch.fx.GraphModule(gm, body))
+    with gm.graph.inserting_before(next(iter(gm.graph.nodes))):
+        fetch = gm.graph.get_attr(name)
+    deps[fetch] = {}
+    return fetch, name
+
+
+def replace(
+    graph: torch.fx.Graph, region: Region, subgraph: tuple[Node, str], outputs: Sequence[int],
+    deps: Deps,
+) -> None:  # fmt: skip
+    """The region becomes `invoke_subgraph(subgraph, name, *operands)`; a getitem per output
+    takes over its outside uses; the region's ordering deps move onto the call."""
+    fetch, name = subgraph
+    call = graph.call_function(INVOKE, (fetch, name, *operands(region)))
+    deps[call] = {}
+    for k, p in enumerate(outputs):
+        item = graph.call_function(operator.getitem, (call, k))
+        region[p].replace_all_uses_with(item, propagate_meta=True)
+        deps[item] = {}
+    inside = set(region)
+    for node in reversed(region):
+        deps[call].update((d, None) for d in deps.pop(node) if d not in inside)
+        graph.erase_node(node)
+    for own in deps.values():
+        for node in [d for d in own if d in inside]:
+            del own[node]
+            own[call] = None

@@ -1,0 +1,64 @@
+"""The example plug-in's twins, each with planted bugs the oracle must catch and blame on them
+(spec chapter 08, DIF-1; chapter 09 for the three aliasing bugs):
+
+    fxoracle diff tests/corpus/*.py --against checker.oracle.plugins.planted:Planted
+    fxoracle fuzz --against checker.oracle.plugins.planted:IgnoresViews --minutes 5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+import torch.fx
+
+from checker.oracle.plugins.example import Deps, Example, outputs_of
+from checker.oracle.plugins.regions import Region
+from checker.oracle.protocol import CapturedGraph
+
+Node = torch.fx.Node
+
+
+class Planted(Example):
+    """Three planted bugs, one per component the example implements."""
+
+    def buckets(self, graph: CapturedGraph) -> list[tuple[Node, ...]]:
+        """Bug 1: nodes are bucketed by target alone, so calls with different float constants
+        merge (torch's B1)."""
+        by_target: dict[str, list[Node]] = {}
+        for bucket in graph.tracker.buckets().groups:
+            for node in bucket:
+                by_target.setdefault(f"{node.op}:{node.target}", []).append(node)
+        return [tuple(b) for b in by_target.values()]
+
+    def ordering_deps(self, graph: torch.fx.Graph, writes: Mapping[Node, list[Node]]) -> Deps:
+        """Bug 2: the ordering dependencies leave out every write."""
+        return super().ordering_deps(graph, {})
+
+    def deps_of(self, deps: Mapping[Node, Sequence[Node]], node: Node) -> Sequence[Node]:
+        """Bug 3: the sort ignores every extra dependency."""
+        return ()
+
+
+class IgnoresViews(Example):
+    """A write is ordered against the direct users of what it writes only (torch's rule, N9):
+    a read of a view of it may cross it."""
+
+    def readers(self, graph: torch.fx.Graph, written: Sequence[Node]) -> list[Node]:
+        return [u for w in written for u in w.users]
+
+
+class SkipsAliasing(Example):
+    """Operands and outputs that share storage are outlined anyway (RPL-8 left out): torch's
+    runtime assumes they do not (CHK-18)."""
+
+    def aliasing(self, region: Region) -> str:
+        return ""
+
+
+class OutputsPerRegion(Example):
+    """Each call returns what its own region's outside users need, but the subgraph is region
+    0's: where the regions' outside users differ, a getitem takes the wrong output."""
+
+    def outputs(self, regions: Sequence[Region]) -> list[int]:
+        return outputs_of(regions[0])

@@ -1,0 +1,84 @@
+"""No call aliases (spec chapter 06, CHK-18, part of CHK-1): torch's `invoke_subgraph` assumes
+that a call's results share no storage with its operands and that its operands share none with
+each other ("It's Dynamo's responsibility to prevent formation of invoke_subgraph ops if input
+aliasing/mutation is detected", `torch/_higher_order_ops/invoke_subgraph.py`). Its
+functionalization copies operands and results on that assumption, and under autograd an in-place
+update of a result that views an operand raises.
+
+Judged from the effects of chapter 09 alone: the caller's storage classes for the operands (two
+getitems of one tuple value are exempt, as torch exempts them: `split`'s outputs passed one by
+one), the body's for its results against its placeholders.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator
+
+import torch
+import torch.fx
+
+from reference.alias_db import AliasDB, StorageClass
+from reference.fx_helpers import attribute
+from reference.names import INVOKE
+
+Node = torch.fx.Node
+
+
+def aliasing_problem(module: torch.fx.GraphModule) -> str | None:
+    """`name: why` for the first call of `module` whose operands or results alias, or None."""
+    calls = [n for n in module.graph.nodes if n.op == "call_function" and n.target is INVOKE]
+    if not calls:
+        return None
+    db = AliasDB(module.graph)
+    bodies: dict[object, str | None] = {}  # a body called many times is judged once
+    for call in calls:
+        fetch = call.args[0]
+        body = attribute(module, str(fetch.target)) if isinstance(fetch, Node) else None
+        if body not in bodies:
+            bodies[body] = _result_problem(body)
+        problem = _operand_problem(call, db) or bodies[body]
+        if problem is not None:
+            return f"{call.name}: {problem}"
+    return None
+
+
+def _operand_problem(call: Node, db: AliasDB) -> str | None:
+    seen: dict[StorageClass, Node] = {}
+    for operand in _operands(call):
+        for cls in sorted(db.classes(operand)):
+            other = seen.get(cls)
+            if other is not None and other is not operand and not _one_tuple(other, operand):
+                return f"CHK-18: operands {other.name} and {operand.name} share storage"
+            seen.setdefault(cls, operand)
+    return None
+
+
+def _operands(call: Node) -> Iterator[Node]:
+    yield from (a for a in call.args[2:] if isinstance(a, Node))
+
+
+def _one_tuple(a: Node, b: Node) -> bool:
+    """Both are getitems of one tuple-valued node (torch passes a tuple's elements so)."""
+    getitems = a.target is operator.getitem and b.target is operator.getitem
+    return getitems and a.args[0] is b.args[0]
+
+
+def _result_problem(body: object) -> str | None:
+    if not isinstance(body, torch.fx.GraphModule):
+        return None  # CHK-1's other rules say what is wrong with the call
+    db = AliasDB(body.graph)
+    inputs = {c: n for n in body.graph.find_nodes(op="placeholder") for c in db.classes(n)}
+    output = next(n for n in body.graph.nodes if n.op == "output")
+    for k, result in enumerate(_results(output)):
+        shared = sorted(db.classes(result) & inputs.keys())
+        if shared:
+            return f"CHK-18: result {k} ({result.name}) shares storage with operand " \
+                   f"{inputs[shared[0]].name}"  # fmt: skip
+    return None
+
+
+def _results(output: Node) -> list[Node]:
+    found: list[Node] = []
+    torch.fx.map_arg(output.args, found.append)
+    return found

@@ -1,0 +1,68 @@
+"""CHK-18 (part of CHK-1): a call's results share no storage with its operands, nor its operands
+with each other, but for the elements of one tuple (spec chapter 06)."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+import torch.fx
+
+from checker.proof.verdict import Holds, Violated
+from checker.proof.wellformed import check_wellformed
+from reference.names import INVOKE
+
+Node = torch.fx.Node
+
+
+def _body(view: bool) -> torch.fx.GraphModule:
+    g = torch.fx.Graph()
+    a, b = g.placeholder("a"), g.placeholder("b")
+    a.meta["example_value"], b.meta["example_value"] = torch.zeros(4), torch.zeros(4)
+    out = g.call_method("view", (a, -1)) if view else g.call_function(torch.add, (a, b))
+    out.meta["example_value"] = a.meta["example_value"].view(-1) if view else torch.zeros(4)
+    g.output((out,))
+    return torch.fx.GraphModule(torch.nn.Module(), g)
+
+
+def _caller(operands: str, view: bool) -> torch.fx.GraphModule:
+    """`invoke_subgraph(body, 's', p, q)` where (p, q) are two inputs, one input twice through a
+    view, or two elements of one split."""
+    g = torch.fx.Graph()
+    x, y = g.placeholder("x"), g.placeholder("y")
+    x.meta["example_value"], y.meta["example_value"] = torch.zeros(8), torch.zeros(4)
+    fetch = g.get_attr("subgraph_0")
+    if operands == "view":
+        p, q = x, g.call_method("view", (x, -1))
+        q.meta["example_value"] = x.meta["example_value"].view(-1)
+    elif operands == "split":
+        parts = g.call_function(torch.split, (x, 4))
+        parts.meta["example_value"] = x.meta["example_value"].split(4)
+        p, q = (g.call_function(operator.getitem, (parts, i)) for i in (0, 1))
+        p.meta["example_value"], q.meta["example_value"] = parts.meta["example_value"]
+    else:
+        p, q = g.call_function(torch.sin, (y,)), y
+        p.meta["example_value"] = torch.zeros(4)
+    call = g.call_function(INVOKE, (fetch, "subgraph_0", p, q))
+    g.output((g.call_function(operator.getitem, (call, 0)),))
+    root = torch.nn.Module()
+    root.add_module("subgraph_0", _body(view))
+    return torch.fx.GraphModule(root, g)
+
+
+@pytest.mark.spec("CHK-18", "CHK-1")
+def test_chk18_operands_sharing_storage_are_violated_unless_one_tuple_s() -> None:
+    found = check_wellformed(_caller("view", view=False))
+    assert (
+        isinstance(found, Violated) and "CHK-18: operands x and view share storage" in found.witness
+    )
+    assert isinstance(check_wellformed(_caller("split", view=False)), Holds)
+    assert isinstance(check_wellformed(_caller("distinct", view=False)), Holds)
+
+
+@pytest.mark.spec("CHK-18", "EFF-2")
+def test_chk18_a_result_that_views_an_operand_is_violated() -> None:
+    found = check_wellformed(_caller("distinct", view=True))
+    assert isinstance(found, Violated), found
+    assert "CHK-18: result 0 (view) shares storage with operand a" in found.witness
