@@ -76,16 +76,41 @@ def flatten(gm: torch.fx.GraphModule) -> FlatGraph:
     """The flat graph of `gm` with every call of a graph module inlined (CHK-3)."""
     inlined = inline(gm, modules=True)
     roots: dict[Hashable, int] = {}
-    known: Storages = {}  # a body's nodes run once per call: their storages are read once
-    nodes = tuple(_flat_node(i, e, roots, known) for i, e in enumerate(inlined.emitted))
+    facts = _Facts()  # a body's nodes run once per call: what they do is read once
+    nodes = tuple(_flat_node(i, e, roots, facts) for i, e in enumerate(inlined.emitted))
     outputs: list[int] = []
     structure = encode_arg(inlined.output.args[0], inlined.env, outputs)
     origin = {e.node: i for i, e in enumerate(inlined.emitted) if not e.prefix}
     return FlatGraph(nodes, structure, tuple(outputs), origin)
 
 
-def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int], known: Storages) -> FlatNode:
-    node = e.node
+@dataclass(frozen=True, slots=True)
+class _Local:
+    """What a node does wherever its graph is inlined (chapter 09), relative to its flat
+    arguments: read once per node."""
+
+    grad_free: bool
+    writes: tuple[int, ...]  # EFF-1, positions
+    aliases: tuple[tuple[tuple[int, int], ...], ...]  # EFF-2, (position, leaf) per leaf
+    draws: bool  # EFF-4
+
+
+class _Facts:
+    """Each node's `_Local`, and each value's storages, read once per flatten."""
+
+    def __init__(self) -> None:
+        self.known: Storages = {}
+        self.local: dict[Node, _Local] = {}
+
+    def of(self, node: Node) -> _Local:
+        if node not in self.local:
+            aliased = () if node.op in ("placeholder", "get_attr") else aliases(node, self.known)
+            self.local[node] = _Local(grad_free(node), writes(node), aliased, draws(node))
+        return self.local[node]
+
+
+def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int], facts: _Facts) -> FlatNode:
+    node, local = e.node, facts.of(e.node)
     inputs: list[int] = []
     args = encode_arg(tuple(node.args), e.args, inputs)
     consts = (args, encode_arg(dict(node.kwargs), e.args, inputs))
@@ -95,10 +120,10 @@ def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int], known: Storag
         target=_target(e),
         consts=consts,
         inputs=tuple(inputs),
-        grad_free=grad_free(node),
-        writes=_written(e),
-        aliases=_root_aliases(index, e, roots) if _is_root(e) else _aliases(e, known),
-        draws=draws(node),
+        grad_free=local.grad_free,
+        writes=_written(e, local.writes),
+        aliases=_root_aliases(index, e, roots) if _is_root(e) else _aliases(e, local.aliases),
+        draws=local.draws,
         invokes=e.invokes,
     )
 
@@ -123,16 +148,20 @@ def _refs(value: Value) -> list[int]:
     return []
 
 
-def _written(e: Emitted) -> tuple[int, ...]:
+def _written(e: Emitted, positions: tuple[int, ...]) -> tuple[int, ...]:
+    if not positions:
+        return ()
     args = flat_node_args(e.node)
-    found = [i for p in writes(e.node) if p < len(args) for i in _refs(e.args[args[p]])]
+    found = [i for p in positions if p < len(args) for i in _refs(e.args[args[p]])]
     return tuple(dict.fromkeys(found))
 
 
-def _aliases(e: Emitted, known: Storages) -> tuple[tuple[LeafRef, ...], ...]:
+def _aliases(
+    e: Emitted, local: tuple[tuple[tuple[int, int], ...], ...]
+) -> tuple[tuple[LeafRef, ...], ...]:
     args = flat_node_args(e.node)
     found: list[tuple[LeafRef, ...]] = []
-    for own in aliases(e.node, known):
+    for own in local:
         refs: list[LeafRef] = []
         for position, leaf in own:
             value = e.args[args[position]]

@@ -154,3 +154,20 @@ def test_dif1_the_example_agrees_with_the_reference_on_the_corpus_and_random_mod
 
 def _corpus_all() -> list[Model]:
     return [load_model_file(p) for p in sorted(CORPUS_DIR.glob("*.py"))]
+
+
+@pytest.mark.spec("DIF-8", "SRT-12", "EFF-2")
+def test_dif8_a_plug_in_that_ignores_views_is_blamed_with_a_standalone_repro(
+    tmp_path: Path,
+) -> None:
+    """Issue 21's case: repeated blocks read a view of a value that is updated in place after
+    each read. The honest example agrees; the one whose mutation order ignores views computes
+    other numbers, is blamed, and its repro fails on its own."""
+    model = _corpus("a1_view_read_then_base_update")
+    assert not run_diff(model, EXAMPLE, "dedup").fails
+    report = run_diff(model, "checker.oracle.plugins.planted:IgnoresViews", "dedup",
+                      repro_dir=tmp_path)  # fmt: skip
+    (found,) = report.graphs[0].divergences
+    assert found.blame is Blame.OTHER and "numbers differ" in found.detail, found.detail
+    (repro,) = report.graphs[0].repros
+    assert fails_with_assertion(Path(repro))

@@ -263,3 +263,16 @@ def test_trk9_a_dynamic_capture_leaves_no_shape_env_behind() -> None:
         kept, tracked = _shape_env_of_a_dynamic_capture()
     gc.collect()
     assert tracked > 0 and kept() is not None, "the check above can see a leak"
+
+
+A_FILES = sorted(p.stem for p in CORPUS_DIR.glob("a*.py"))
+
+
+@pytest.mark.spec("RPL-19", "SRT-12", "RPL-25")
+@pytest.mark.parametrize("stem", A_FILES)
+def test_rpl19_aliasing_scenarios_through_torch_compile_match_eager(stem: str) -> None:
+    """The alias corpus (views read around writes of their base, writes through views, crossed
+    calls) through `torch.compile` with the reference as the pass: what eager computes, where
+    torch's own pass computes other numbers (N9) or fails its sort (N10)."""
+    _, out, expected = _compiled_graph(stem, reference=True)
+    torch.testing.assert_close(out, expected)
