@@ -68,7 +68,8 @@ class _Seen:
     verdict (a body called many times is judged once)."""
 
     def __init__(self) -> None:
-        self.named: list[tuple[str, torch.fx.GraphModule]] = []
+        self.by_name: dict[str, torch.fx.GraphModule] = {}
+        self.by_module: dict[torch.fx.GraphModule, str] = {}
         self.bodies: dict[torch.fx.GraphModule, str | None] = {}
 
     def mutation_problem(self, callee: torch.fx.GraphModule) -> str | None:
@@ -95,7 +96,7 @@ def _invoke_problem(module: torch.fx.GraphModule, node: Node, seen: _Seen) -> st
     identifier = node.args[1] if len(node.args) > 1 else None
     if not isinstance(identifier, str):
         return f"identifier {identifier!r} is not a string"
-    problem = _identifier_problem(identifier, callee, seen.named)
+    problem = _identifier_problem(identifier, callee, seen)
     if problem is None:
         problem = _arity_problem(callee, len(node.args) - 2, exact=True)
     if problem is None:
@@ -131,18 +132,14 @@ def _mutation_problem(callee: torch.fx.GraphModule) -> str | None:
     return None
 
 
-def _identifier_problem(
-    identifier: str, callee: torch.fx.GraphModule, named: list[tuple[str, torch.fx.GraphModule]]
-) -> str | None:
-    for other_name, other in named:
-        same_name, same_module = other_name == identifier, other is callee
-        if same_name and same_module:
-            return None
-        if same_name:
-            return f"identifier {identifier!r} already names another subgraph"
-        if same_module:
-            return f"the subgraph is called as {identifier!r} and as {other_name!r}"
-    named.append((identifier, callee))
+def _identifier_problem(identifier: str, callee: torch.fx.GraphModule, seen: _Seen) -> str | None:
+    """Identifiers and subgraphs correspond one to one (CHK-1)."""
+    module = seen.by_name.setdefault(identifier, callee)
+    name = seen.by_module.setdefault(callee, identifier)
+    if module is not callee:
+        return f"identifier {identifier!r} already names another subgraph"
+    if name != identifier:
+        return f"the subgraph is called as {identifier!r} and as {name!r}"
     return None
 
 
