@@ -5,12 +5,12 @@ Public surface (other tools test against these names): `GraphRegionTracker`, `tr
 `FxOracleError`, the one exception type for bad input.
 """
 
-from reference.dedup import DedupResult, deduplicate
 from reference.errors import FxOracleError
-from reference.order import stable_topological_sort
-from reference.regions import find_identical_regions
+from reference.expand.regions import find_identical_regions
+from reference.key.tracker import GraphRegionTracker, track_graph
+from reference.order.sort import stable_topological_sort
+from reference.outline.dedup import DedupResult, deduplicate
 from reference.split import split_module
-from reference.tracker import GraphRegionTracker, track_graph
 
 __all__ = [
     "DedupResult",

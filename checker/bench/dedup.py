@@ -23,9 +23,9 @@ import torch
 
 from checker.bench.blocks import nodes_per_block, repeated_segments
 from checker.proof.check import check_transformation
-from reference.dedup import deduplicate
 from reference.graph_copy import copy_graph_module
-from reference.tracker import GraphRegionTracker
+from reference.key.tracker import GraphRegionTracker
+from reference.outline.dedup import deduplicate
 
 T = TypeVar("T")
 PER_SEGMENT = 4

@@ -23,10 +23,10 @@ import torch.fx
 
 from checker.io.inputs import is_dynamic
 from checker.io.user_code import user_code
-from reference.capture import Capture
+from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
 from reference.fx_helpers import example_value
-from reference.tracker import track_graph
+from reference.key.tracker import track_graph
 
 SAVED_SUFFIXES = (".pt", ".pth", ".pkl")  # what torch.save and pickle files are called
 SAVED_HOW = '{"gm": GraphModule, "example_inputs": tuple}'

@@ -38,9 +38,9 @@ from checker.io.graph_file import (
 from checker.io.inputs import inputs_from_metadata, is_dynamic
 from checker.io.model_file import Model, load_model_file
 from checker.io.pt2_scan import Archive, safe_copy, scan
-from reference.capture import Capture
+from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
-from reference.tracker import track_graph
+from reference.key.tracker import track_graph
 
 __all__ = ["load_any", "load_graph_module_file", "load_pt2", "load_saved_module"]
 Note = Callable[[str], None]  # told what was done differently from what the user may expect

@@ -89,8 +89,8 @@ def sort_input(
 ) -> tuple[torch.fx.GraphModule, dict[Node, tuple[Node, ...]]]:
     """A copy of `base` with its body scrambled (`reversed`, or a seeded shuffle), and torch's
     ordering deps for it (mutation order and autocast pins), computed before scrambling."""
-    from reference.deps import OrderingDeps
     from reference.graph_copy import copy_graph_module
+    from reference.order.deps import OrderingDeps
     from reference.policy import TORCH
 
     gm = copy_graph_module(base).gm

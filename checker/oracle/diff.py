@@ -1,8 +1,8 @@
 """The differential oracle's driver and its report (spec chapter 08, DIF).
 
-`run_diff(models, against, ...)` captures each model once (`reference.capture.capture`: Dynamo,
-deduplication on, the pass replaced by a recorder), hands every component of both sides its own
-copy of that capture (`checker.oracle.compare`), and for every divergence says which side is
+`run_diff(models, against, ...)` captures each model once (`reference.dynamo.capture.capture`:
+Dynamo, deduplication on, the pass replaced by a recorder), hands every component of both sides its
+own copy of that capture (`checker.oracle.compare`), and for every divergence says which side is
 wrong. With `repro_dir`, each blamed divergence kind of each component is shrunk into a
 standalone repro (`checker.oracle.shrink`). Nothing raised inside a side stops the diff: it is
 judged like a wrong output; an exception of the oracle itself becomes an `oracle-error`

@@ -28,11 +28,11 @@ from checker.oracle.protocol import (
     parts_of,
 )
 from checker.oracle.torch_side import torch_dedup, torch_regions
-from reference.dedup import deduplicate
 from reference.errors import FxOracleError, describe
-from reference.order import stable_topological_sort
+from reference.expand.regions import search_regions
+from reference.order.sort import stable_topological_sort
+from reference.outline.dedup import deduplicate
 from reference.policy import RIGHT, Policy
-from reference.regions import search_regions
 from reference.split import split_module
 
 Node = torch.fx.Node

@@ -26,7 +26,7 @@ import torch.fx
 
 from checker.proof.flat import FlatGraph, FlatNode, flatten, structural_key
 from checker.proof.global_state import is_switch, states
-from reference.alias_db import RNG, StorageClass, StorageClasses
+from reference.effects.alias_db import RNG, StorageClass, StorageClasses
 
 Form = int  # an interned form: equal ints, equal meaning
 

@@ -8,10 +8,10 @@ An implementation is any object with one or more of four methods, one per compon
   stable_sort(graph: fx.Graph, deps) -> None, reorders in place (component `sort`)
   split(gm, callback, keep_original_order, partition_affix) -> GraphModule  (`split`)
 
-fxoracle captures every model once (Dynamo, fullgraph, deduplication on, the pass replaced by
-a recorder: `reference.capture.capture`), so a plug-in never captures anything itself. Each call
-gets its OWN copy: a method may edit what it is given (a pass edits the graph in place, as torch's
-does) and nothing it does reaches the other side. What each method receives, returns and may
+fxoracle captures every model once (Dynamo, fullgraph, deduplication on, the pass replaced by a
+recorder: `reference.dynamo.capture.capture`), so a plug-in never captures anything itself. Each
+call gets its OWN copy: a method may edit what it is given (a pass edits the graph in place, as
+torch's does) and nothing it does reaches the other side. What each method receives, returns and may
 change is in its Protocol's docstring; `checker/oracle/plugins/` holds a runnable example.
 This module touches torch objects, so `Any` appears where they cross its edge.
 """
@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 import torch
 import torch.fx
 
-from reference.capture import Capture
+from reference.dynamo.capture import Capture
 
 Node = torch.fx.Node
 CapturedGraph = Capture  # gm, tracker, example_inputs, dynamic, torch_tracker (see below)

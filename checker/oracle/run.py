@@ -1,7 +1,7 @@
 """Running both sides on one model: capture it once, then every chosen component (spec chapter
 08, DIF-2 to DIF-5, DIF-9).
 
-`capture_for(model, sides)` is the capture both sides work on (`reference.capture.capture`,
+`capture_for(model, sides)` is the capture both sides work on (`reference.dynamo.capture.capture`,
 with torch's tracker too when the other side is torch); `diff_capture(graph, sides)` runs each
 chosen component on copies of it (`checker.oracle.compare`). An exception of a side is a
 divergence; an exception of the oracle itself an `oracle-error` divergence, never a crash.
@@ -29,7 +29,7 @@ from checker.oracle.impls import uses_torch_tracker
 from checker.oracle.judge import attempt
 from checker.oracle.protocol import CapturedGraph
 from checker.proof.runs import torch_modes_kept
-from reference.capture import capture
+from reference.dynamo.capture import capture
 from reference.errors import FxOracleError, describe
 
 

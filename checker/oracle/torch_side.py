@@ -1,9 +1,9 @@
 """torch's own deduplication, run on fxoracle's capture (spec chapter 08, DIF-2).
 
-The capture (`reference.capture.capture(..., with_torch_tracker=True)`) keys every node with
+The capture (`reference.dynamo.capture.capture(..., with_torch_tracker=True)`) keys every node with
 torch's own `GraphRegionTracker` as well, live, while Dynamo builds the graph. `torch_regions`
 asks that tracker for its region groups; `torch_dedup` runs torch's `apply_graph_deduplication`
-on the captured graph through `reference.dynamo.ModuleOutputGraph`, as Dynamo calls it: the
+on the captured graph through `reference.dynamo.drop_in.ModuleOutputGraph`, as Dynamo calls it: the
 graph right before the pass, torch's tracker, subgraphs installed as `subgraph_<i>`. Nothing
 Dynamo does after the pass hides a bug. This module touches torch objects, so `Any` appears
 where they cross its edge.
@@ -17,9 +17,9 @@ import torch
 import torch.fx
 
 from checker.oracle.protocol import Buckets, CapturedGraph, DedupOutput, RegionGroups
-from reference.dynamo import ModuleOutputGraph
+from reference.dynamo.drop_in import ModuleOutputGraph
 from reference.errors import FxOracleError
-from reference.regions import region_names
+from reference.expand.regions import region_names
 
 Node = torch.fx.Node
 

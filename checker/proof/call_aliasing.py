@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import torch
 import torch.fx
 
-from reference.alias_db import AliasDB, StorageClass
+from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import attribute
 from reference.names import INVOKE
 

@@ -30,7 +30,7 @@ from checker.proof.flat import FlatGraph, FlatNode, structural_key
 from checker.proof.flat_render import render, render_parts
 from checker.proof.global_state import check_states, is_switch, states
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
-from reference.deps import OrderingDeps
+from reference.order.deps import OrderingDeps
 
 
 @dataclass(frozen=True, slots=True)

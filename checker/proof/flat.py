@@ -21,10 +21,17 @@ import torch
 import torch.fx
 
 from checker.proof.inline import Callee, Emitted, Ref, Value, inline
-from reference.alias_db import StorageClasses
-from reference.bodies import body_key
-from reference.effects import Storages, aliases, draws, storage_of, value_leaves, writes
+from reference.effects.alias_db import StorageClasses
+from reference.effects.node_effects import (
+    Storages,
+    aliases,
+    draws,
+    storage_of,
+    value_leaves,
+    writes,
+)
 from reference.fx_helpers import arg_key, example_value, flat_node_args, target_name
+from reference.outline.bodies import body_key
 
 Node = torch.fx.Node
 NODE_MARK = ("node",)  # constants are 2-tuples, so the marker never equals one

@@ -18,7 +18,7 @@ import torch.fx
 from checker.proof.shape_check import compare_values, facts_of, meta_value
 from checker.proof.shapes import ShapeFacts
 from checker.proof.verdict import Holds, Violated
-from reference.outline import OutlinePlan
+from reference.outline.plan import OutlinePlan
 
 Node = torch.fx.Node
 Group = Sequence[Sequence[Node]]

@@ -18,7 +18,7 @@ from itertools import repeat
 from checker.proof.flat import FlatGraph, FlatNode
 from checker.proof.flat_render import render_parts
 from checker.proof.verdict import Holds, Verdict, Violated
-from reference.effects import AUTOCAST_TARGETS, GRAD_MODE_TARGET
+from reference.effects.node_effects import AUTOCAST_TARGETS, GRAD_MODE_TARGET
 from reference.names import qualified_name
 
 GRAD = qualified_name(GRAD_MODE_TARGET)

@@ -20,10 +20,10 @@ import torch.fx
 
 from checker.proof.call_aliasing import aliasing_problem
 from checker.proof.verdict import Holds, Verdict, Violated
-from reference.alias_db import AliasDB
+from reference.effects.alias_db import AliasDB
 from reference.fx_helpers import attribute, example_value
 from reference.names import INVOKE
-from reference.outline import runtime_takes
+from reference.outline.plan import runtime_takes
 
 Node = torch.fx.Node
 

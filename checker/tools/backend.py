@@ -23,11 +23,11 @@ import torch.fx
 
 from checker.proof.check import check_transformation
 from checker.tools.pipeline import gated_deduplicate
-from reference.dedup import DedupResult
 from reference.errors import FxOracleError, describe
+from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
-from reference.regions import search_regions
-from reference.tracker import GraphRegionTracker, track_graph
+from reference.key.tracker import GraphRegionTracker, track_graph
+from reference.outline.dedup import DedupResult
 
 LOGGER = "fxoracle"
 Transform = Callable[[torch.fx.GraphModule, GraphRegionTracker], DedupResult]

@@ -17,12 +17,12 @@ from checker.io.model_file import load_model_file
 from checker.io.user_code import shown_name
 from checker.tools.outcomes import region_outcomes
 from checker.tools.pipeline import gated_deduplicate
-from reference.capture import Capture, capture
+from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
-from reference.expand import GroupExpansion, Step
+from reference.expand.graph_view import GraphView
+from reference.expand.lockstep import GroupExpansion, Step
+from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
-from reference.model import GraphView
-from reference.regions import search_regions
 from reference.torch_version import TORCH
 
 

@@ -23,13 +23,13 @@ import torch.fx
 from checker.proof.check import check_transformation
 from checker.proof.gate import make_gate
 from checker.proof.report import Report
-from reference.dedup import DedupResult, deduplicate
 from reference.errors import FxOracleError
+from reference.expand.regions import RegionSearch, search_regions
 from reference.graph_copy import copy_graph_module
+from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
-from reference.regions import RegionSearch, search_regions
+from reference.outline.dedup import DedupResult, deduplicate
 from reference.split import split_module
-from reference.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 

@@ -20,10 +20,10 @@ from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, 
 from checker.proof.verdict import Holds, Verdict, verdict_name
 from checker.tools.outcomes import region_outcomes
 from checker.tools.pipeline import PipelineResult, Split, run_pipeline
-from reference.capture import Capture, capture
-from reference.dedup import Refused, Replaced
-from reference.model import NodeIndex
+from reference.dynamo.capture import Capture, capture
+from reference.expand.graph_view import NodeIndex
 from reference.names import INVOKE
+from reference.outline.dedup import Refused, Replaced
 from reference.torch_version import TORCH
 
 

@@ -18,9 +18,9 @@ import torch
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import free_symbols
 
-from reference.deps import OrderingDeps
 from reference.errors import FxOracleError
 from reference.fx_helpers import attribute
+from reference.order.deps import OrderingDeps
 
 NodeIndex = NewType("NodeIndex", int)
 PartitionId = NewType("PartitionId", int)

@@ -24,7 +24,7 @@ from reference.split.graph import (
     assign_partitions,
     read_graph,
 )
-from reference.split.order import (
+from reference.split.partition_order import (
     Edge,
     appearance_order,
     cycle_error,

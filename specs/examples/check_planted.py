@@ -8,9 +8,9 @@ now computes something else. The original is copied before the in-place pass (CH
 import torch
 
 from checker.proof.check import check_transformation
+from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
-from reference.capture import capture
-from reference.dedup import deduplicate
+from reference.outline.dedup import deduplicate
 
 
 def block(t: torch.Tensor) -> torch.Tensor:

@@ -3,7 +3,7 @@
 import torch
 
 from checker.tools.explain import lesson_of, render_text
-from reference.capture import capture
+from reference.dynamo.capture import capture
 
 
 def inner(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -4,8 +4,8 @@ import operator
 
 import torch
 
-from reference.capture import capture
-from reference.keys import describe
+from reference.dynamo.capture import capture
+from reference.key.keys import describe
 
 
 def model(x: torch.Tensor) -> torch.Tensor:

@@ -8,8 +8,8 @@ twice, with and without them.
 import torch
 import torch.fx
 
-from reference.deps import OrderingDeps
-from reference.order import node_deps, stable_topological_sort
+from reference.order.deps import OrderingDeps
+from reference.order.sort import node_deps, stable_topological_sort
 
 
 def build() -> tuple[torch.fx.GraphModule, dict[str, torch.fx.Node]]:

@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from reference.keys import current_global_state
+from reference.key.keys import current_global_state
 from reference.torch_version import MIRRORED, TORCH, behaviour_of, release
 from tests.support.paths import ROOT
 

@@ -17,15 +17,15 @@ import pytest
 import torch
 import torch.fx
 
-from reference.capture import capture
-from reference.contraction import Contraction
-from reference.dedup import deduplicate
-from reference.expand import expand
-from reference.keys import constant_key, current_global_state, node_key, value_key
-from reference.legality import Refusal
-from reference.model import GraphView, NodeIndex
-from reference.regions import find_identical_regions
-from reference.tracker import track_graph
+from reference.dynamo.capture import capture
+from reference.expand.graph_view import GraphView, NodeIndex
+from reference.expand.lockstep import expand
+from reference.expand.regions import find_identical_regions
+from reference.key.keys import constant_key, current_global_state, node_key, value_key
+from reference.key.tracker import track_graph
+from reference.outline.contraction import Contraction
+from reference.outline.dedup import deduplicate
+from reference.outline.legality import Refusal
 from tests.support.models import call
 from tests.support.views import names, view
 

@@ -15,9 +15,9 @@ import pytest
 import torch
 import torch.fx
 
-from reference.deps import OrderingDeps
 from reference.errors import FxOracleError
-from reference.order import stable_topological_sort
+from reference.order.deps import OrderingDeps
+from reference.order.sort import stable_topological_sort
 from reference.split import split_module
 from reference.split.plan import plan_split
 from tests.support.models import call

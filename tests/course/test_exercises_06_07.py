@@ -23,9 +23,9 @@ from checker.proof.shapes import (
     z3_value_at,
 )
 from checker.proof.verdict import Holds, Unknown, Violated
-from reference.capture import capture
-from reference.dedup import DedupResult, deduplicate
+from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
+from reference.outline.dedup import DedupResult, deduplicate
 from reference.split import split_module
 from tests.course.test_exercises_04_05 import GM, by_name, child
 from tests.support.corpus import CORPUS_DIR, load_model_file

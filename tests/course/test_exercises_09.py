@@ -6,9 +6,9 @@ import pytest
 import torch
 import torch.fx
 
-from reference.alias_db import AliasDB
-from reference.capture import capture
-from reference.deps import OrderingDeps
+from reference.dynamo.capture import capture
+from reference.effects.alias_db import AliasDB
+from reference.order.deps import OrderingDeps
 from reference.policy import Policy
 
 Node = torch.fx.Node

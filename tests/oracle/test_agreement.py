@@ -18,7 +18,7 @@ from checker.oracle.randmodels import random_model
 from checker.proof.check import check_transformation
 from checker.proof.report import DATAFLOW, ORDERING, Report
 from checker.proof.verdict import Holds, Violated
-from reference.capture import Capture, capture
+from reference.dynamo.capture import Capture, capture
 from tests.support.corpus import corpus_files, load_model_file
 
 pytestmark = pytest.mark.filterwarnings("ignore")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from reference.capture import capture, fresh_inputs
-from reference.dedup import DedupResult, deduplicate
+from reference.dynamo.capture import capture, fresh_inputs
+from reference.outline.dedup import DedupResult, deduplicate
 from reference.policy import RIGHT, Policy
 from tests.support.corpus import corpus_files, load_model_file, torch_raw_dedup
 from tests.support.dedup_summary import DedupSummary, summarize_dedup

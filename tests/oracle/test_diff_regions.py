@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from reference.capture import Capture, capture
+from reference.dynamo.capture import Capture, capture
 from tests.support.corpus import corpus_files, load_model_file, torch_region_groups
 
 pytestmark = pytest.mark.torch_diff

@@ -25,7 +25,7 @@ from checker.oracle.divergence import Kind
 from checker.oracle.fuzz import Campaign, run_campaign
 from checker.oracle.fuzz_tasks import diff_random, diff_task, sides_for
 from checker.oracle.run import model_caches_dropped
-from reference.capture import capture
+from reference.dynamo.capture import capture
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.paths import ROOT
 

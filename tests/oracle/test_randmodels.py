@@ -27,7 +27,7 @@ from checker.oracle.randmodels import (
 from checker.oracle.repro_run import fails_with_assertion
 from checker.oracle.run import capture_for, diff_capture
 from checker.oracle.shrink import write_repros
-from reference.capture import Capture, capture
+from reference.dynamo.capture import Capture, capture
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -20,9 +20,9 @@ from checker.proof.numbers import CPU_NOTE as NUMBERS_ON_CPU
 from checker.proof.report import DATAFLOW, NUMBERS, ORDERING, Report
 from checker.proof.shape_check import find_shape_env, meta_value
 from checker.proof.verdict import Holds, Violated
-from reference.capture import Capture, capture
-from reference.dedup import deduplicate
+from reference.dynamo.capture import Capture, capture
 from reference.graph_copy import copy_graph_module
+from reference.outline.dedup import deduplicate
 from reference.split import split_module
 from tests.support.corpus import CORPUS_DIR, load_model_file, torch_dedup_graph
 

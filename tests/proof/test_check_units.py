@@ -26,9 +26,9 @@ from checker.proof.report import (
     WELL_FORMED,
 )
 from checker.proof.verdict import Holds, Unknown, Violated
-from reference.dedup import outline_groups
 from reference.errors import FxOracleError
 from reference.graph_copy import copy_graph_module
+from reference.outline.dedup import outline_groups
 from tests.reference.test_deps import by_name
 
 Node = torch.fx.Node

@@ -12,9 +12,9 @@ import torch
 import torch.fx
 
 from checker.proof.gate import make_gate
-from reference.capture import Capture, capture
-from reference.dedup import deduplicate
-from reference.outline import plan_outline
+from reference.dynamo.capture import Capture, capture
+from reference.outline.dedup import deduplicate
+from reference.outline.plan import plan_outline
 from tests.support.corpus import CORPUS_DIR, load_model_file
 
 pytestmark = pytest.mark.filterwarnings("ignore")

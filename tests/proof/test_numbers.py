@@ -16,12 +16,12 @@ from checker.proof.numbers import BodiesRun, _RuntimeProbe
 from checker.proof.report import NUMBERS, RUNTIME, WELL_FORMED
 from checker.proof.runs import differ, tolerance
 from checker.proof.verdict import Holds, Unknown, Violated
-from reference.capture import Capture, capture
-from reference.dedup import deduplicate
+from reference.dynamo.capture import Capture, capture
 from reference.graph_copy import copy_graph_module
+from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
+from reference.outline.dedup import deduplicate
 from reference.torch_version import TORCH
-from reference.tracker import GraphRegionTracker
 
 
 def masked(t: torch.Tensor) -> torch.Tensor:

@@ -19,9 +19,9 @@ from checker.proof.check import check_transformation
 from checker.proof.report import NUMBERS, SHAPES, CheckId
 from checker.proof.verdict import Holds, Violated
 from checker.proof.wellformed import graph_modules
-from reference.capture import capture
-from reference.dedup import deduplicate
+from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
+from reference.outline.dedup import deduplicate
 from reference.split import split_module
 from tests.quality.planted_bugs_catalogue import (
     DYN,

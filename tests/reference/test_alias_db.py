@@ -13,15 +13,15 @@ import torch
 import torch.fx
 
 from checker.oracle.randmodels import random_model
-from reference.alias_db import AliasDB
-from reference.capture import Capture, capture
-from reference.dedup import ModuleInstaller, Outliner, deduplicate
-from reference.deps import OrderingDeps, pinned_targets
-from reference.legality import Facts, Refusal
-from reference.outline import OutlinePlan
+from reference.dynamo.capture import Capture, capture
+from reference.effects.alias_db import AliasDB
+from reference.expand.regions import search_regions
+from reference.order.deps import OrderingDeps, pinned_targets
+from reference.outline.dedup import ModuleInstaller, Outliner, deduplicate
+from reference.outline.legality import Facts, Refusal
+from reference.outline.plan import OutlinePlan
+from reference.outline.replace import Call
 from reference.policy import RIGHT
-from reference.regions import search_regions
-from reference.replace import Call
 from tests.support.corpus import corpus_files, load_model_file
 
 Node = torch.fx.Node

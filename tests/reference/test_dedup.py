@@ -9,12 +9,12 @@ import pytest
 import torch
 import torch.fx
 
-from reference.alias_db import AliasDB
-from reference.capture import Capture, capture, fresh_inputs
-from reference.dedup import DedupResult, deduplicate, outline_groups
-from reference.legality import Refusal
-from reference.outline import OutlinePlan, plan_outline
-from reference.tracker import GraphRegionTracker
+from reference.dynamo.capture import Capture, capture, fresh_inputs
+from reference.effects.alias_db import AliasDB
+from reference.key.tracker import GraphRegionTracker
+from reference.outline.dedup import DedupResult, deduplicate, outline_groups
+from reference.outline.legality import Refusal
+from reference.outline.plan import OutlinePlan, plan_outline
 from tests.reference.test_deps import by_name
 from tests.support.corpus import CORPUS_DIR, load_model_file
 

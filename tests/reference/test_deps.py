@@ -21,8 +21,8 @@ from torch.fx import Graph, GraphModule, Node
 from torch.fx.node import Argument
 from torch.utils._ordered_set import OrderedSet
 
-from reference.deps import OrderingDeps
-from reference.order import stable_topological_sort
+from reference.order.deps import OrderingDeps
+from reference.order.sort import stable_topological_sort
 from reference.policy import Policy
 
 UNPINNED = Policy(pin_grad_mode=False)  # torch's grad-mode rule (SRT-8)

@@ -16,7 +16,7 @@ import torch
 from torch.amp.autocast_mode import _enter_autocast
 from torch.fx import Graph, Node
 
-from reference.deps import OrderingDeps
+from reference.order.deps import OrderingDeps
 from reference.policy import Policy
 from tests.reference.test_deps import named, torch_deps
 

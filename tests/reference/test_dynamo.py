@@ -19,8 +19,8 @@ from checker.oracle.canon import canonical_graph
 from checker.oracle.run import model_caches_dropped
 from checker.oracle.torch_side import torch_dedup
 from reference import GraphRegionTracker
-from reference.capture import Capture, capture
-from reference.dynamo import (
+from reference.dynamo.capture import Capture, capture
+from reference.dynamo.drop_in import (
     ModuleOutputGraph,
     additional_deps,
     apply_graph_deduplication,
@@ -259,7 +259,7 @@ def test_trk9_a_dynamic_capture_leaves_no_shape_env_behind() -> None:
     gone, tracked = _shape_env_of_a_dynamic_capture()
     gc.collect()
     assert tracked == 0 and gone() is None, "TRK-9: the ShapeEnv outlived its capture"
-    with patch("reference.capture.untrack_fakes"):
+    with patch("reference.dynamo.capture.untrack_fakes"):
         kept, tracked = _shape_env_of_a_dynamic_capture()
     gc.collect()
     assert tracked > 0 and kept() is not None, "the check above can see a leak"

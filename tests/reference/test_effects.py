@@ -11,9 +11,9 @@ import torch
 import torch.fx
 
 from checker.proof.flat import flatten
-from reference.alias_db import RNG, AliasDB
-from reference.capture import capture
-from reference.effects import (
+from reference.dynamo.capture import capture
+from reference.effects.alias_db import RNG, AliasDB
+from reference.effects.node_effects import (
     WRITES_META,
     Switch,
     aliases,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from reference.expand import AncestorSearch, Reason, expand, group_order
-from reference.model import NodeIndex
+from reference.expand.graph_view import NodeIndex
+from reference.expand.lockstep import AncestorSearch, Reason, expand, group_order
 from tests.support.views import names, view
 
 PH, CF = "placeholder", "call_function"

@@ -8,8 +8,8 @@ import networkx as nx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference.expand import expand
-from reference.model import GraphView, NodeIndex, make_view
+from reference.expand.graph_view import GraphView, NodeIndex, make_view
+from reference.expand.lockstep import expand
 
 Row = tuple[str, tuple[int, ...], int | None]
 
@@ -98,6 +98,6 @@ def test_exp3_whole_step_check_agrees_with_per_candidate_refusals(v: GraphView) 
     """EXP-3: the step-wide test that lets a growing step skip the per-candidate refusals
     (`_only_cycles_can_refuse`) changes no step, no refusal and no region."""
     fast = expand(v)
-    with patch("reference.expand._only_cycles_can_refuse", return_value=False):
+    with patch("reference.expand.lockstep._only_cycles_can_refuse", return_value=False):
         slow = expand(v)
     assert fast == slow, "EXP-3: the fast path refused or accepted differently"

@@ -14,12 +14,12 @@ import torch
 import torch.fx
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from reference.capture import Capture, capture
-from reference.dedup import deduplicate, outline_groups
-from reference.deps import OrderingDeps
-from reference.effects import Unreadable, storage_of
-from reference.legality import Refusal
-from reference.tracker import track_graph
+from reference.dynamo.capture import Capture, capture
+from reference.effects.node_effects import Unreadable, storage_of
+from reference.key.tracker import track_graph
+from reference.order.deps import OrderingDeps
+from reference.outline.dedup import deduplicate, outline_groups
+from reference.outline.legality import Refusal
 
 Node = torch.fx.Node
 BATCHED = "a vmap-batched tensor: its metadata hides the transform's dimension and level"

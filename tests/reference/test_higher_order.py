@@ -13,12 +13,12 @@ import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
-from reference.bodies import same_body
-from reference.capture import capture
-from reference.dedup import deduplicate, outline_groups
-from reference.legality import Refusal
+from reference.dynamo.capture import capture
 from reference.names import INVOKE
-from reference.outline import runtime_takes
+from reference.outline.bodies import same_body
+from reference.outline.dedup import deduplicate, outline_groups
+from reference.outline.legality import Refusal
+from reference.outline.plan import runtime_takes
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.models import njt_blocks, njt_inputs
 

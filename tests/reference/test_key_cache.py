@@ -16,11 +16,11 @@ import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, extract_tensor_metadata
 
 from checker.oracle.randmodels import random_model
-from reference.capture import capture
-from reference.effects import writes
+from reference.dynamo.capture import capture
+from reference.effects.node_effects import writes
 from reference.fx_helpers import example_value
-from reference.key_cache import KeyCache
-from reference.keys import (
+from reference.key.fast_keys import KeyCache
+from reference.key.keys import (
     ArgKey,
     Missing,
     TensorMeta,
@@ -29,7 +29,7 @@ from reference.keys import (
     tensor_meta,
     value_key,
 )
-from reference.tracker import track_graph
+from reference.key.tracker import track_graph
 from tests.support.corpus import corpus_files, load_model_file
 
 RANDOM_MODELS = 24

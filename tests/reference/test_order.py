@@ -18,7 +18,7 @@ from torch.fx import Graph, Node
 from torch.utils._ordered_set import OrderedSet
 
 from reference.errors import FxOracleError
-from reference.order import Cycle, apply_order, order_indices, stable_topological_sort
+from reference.order.sort import Cycle, apply_order, order_indices, stable_topological_sort
 
 ExtraDeps = dict[Node, list[Node]]
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.fx.passes.split_module import split_module as torch_split_module
 
-from reference.capture import capture, fresh_inputs
+from reference.dynamo.capture import capture, fresh_inputs
 from reference.split import split_module
 from tests.support.corpus import CORPUS_DIR, load_model_file
 

@@ -16,7 +16,7 @@ from reference.split.graph import (
     StateOp,
     SymbolUse,
 )
-from reference.split.order import appearance_order, lifo_order, position_edges
+from reference.split.partition_order import appearance_order, lifo_order, position_edges
 from reference.split.plan import make_plan
 
 P = PartitionId

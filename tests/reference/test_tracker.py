@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 import torch._dynamo.output_graph as output_graph
 
-from reference.capture import Capture, capture, dynamo_tracker
+from reference.dynamo.capture import Capture, capture, dynamo_tracker
+from reference.expand.regions import find_identical_regions
+from reference.key.tracker import GraphRegionTracker, track_graph
 from reference.names import qualified_name
-from reference.regions import find_identical_regions
-from reference.tracker import GraphRegionTracker, track_graph
 
 
 def _regions(c: Capture) -> list[list[list[str]]]:

@@ -28,7 +28,7 @@ from torch.utils._pytree import tree_leaves
 from checker.io.model_file import Model
 from checker.io.model_file import load_model_file as load_model
 from checker.oracle.torch_side import torch_dedup, torch_regions
-from reference.capture import Capture, capture
+from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
 from tests.support.dedup_summary import DedupSummary, summarize_dedup
 from tests.support.paths import CORPUS

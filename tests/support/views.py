@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.model import GraphView, NodeIndex, make_view
+from reference.expand.graph_view import GraphView, NodeIndex, make_view
 
 
 def view(spec: Sequence[tuple[str, str, Sequence[str], str | None]]) -> GraphView:

@@ -13,9 +13,9 @@ import torch._dynamo
 import torch.fx
 
 from checker.tools.backend import verify_backend
-from reference.dedup import DedupResult, deduplicate
 from reference.errors import FxOracleError
-from reference.tracker import GraphRegionTracker
+from reference.key.tracker import GraphRegionTracker
+from reference.outline.dedup import DedupResult, deduplicate
 from tests.support.models import Stack
 
 Compiled = Callable[..., Any]

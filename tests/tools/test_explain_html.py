@@ -12,7 +12,7 @@ from checker.cli import main
 from checker.tools.explain import lesson_of
 from checker.tools.render.explain_html import MAX_FRAMES, render_explain_html
 from checker.tools.render.html_report import group_colour
-from reference.capture import capture
+from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
 
 

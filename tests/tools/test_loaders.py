@@ -12,7 +12,7 @@ import torch.fx
 from checker.io.loaders import load_any, load_graph_module_file, load_pt2
 from checker.io.model_file import Model
 from reference import find_identical_regions
-from reference.capture import Capture
+from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError
 from tests.support.models import Stack
 

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 import pytest
 import torch.fx
 
-import reference.regions
+import reference.expand.regions
 from checker.proof.gate import ReplacementGate
 from checker.tools.explain import run_explain
 from checker.tools.verify import run_verify
-from reference.expand import Expansion, expand
-from reference.model import GraphView
-from reference.outline import OutlinePlan
+from reference.expand.graph_view import GraphView
+from reference.expand.lockstep import Expansion, expand
+from reference.outline.plan import OutlinePlan
 from tests.support.paths import EXAMPLES
 
 
@@ -24,7 +24,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(len(view))
         return expand(view)
 
-    monkeypatch.setattr(reference.regions, "expand", counted)
+    monkeypatch.setattr(reference.expand.regions, "expand", counted)
     return calls
 
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
-from reference.deps import OrderingDeps
 from reference.fx_helpers import example_value
-from reference.legality import Facts, getitem_users
 from reference.names import INVOKE
-from reference.outline import (
+from reference.order.deps import OrderingDeps
+from reference.outline.legality import Facts, getitem_users
+from reference.outline.plan import (
     OutlinePlan,
     is_tuple_node,
     operands,

@@ -32,13 +32,13 @@ import torch
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
-from reference.capture import dynamo_pass, dynamo_tracker
-from reference.dedup import DedupResult, ordering_deps, outline
+from reference.dynamo.capture import dynamo_pass, dynamo_tracker
+from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
+from reference.key.tracker import GraphRegionTracker, track_graph
 from reference.names import INVOKE
+from reference.outline.dedup import DedupResult, ordering_deps, outline
 from reference.policy import RIGHT, TORCH, Policy
-from reference.regions import search_regions
-from reference.tracker import GraphRegionTracker, track_graph
 
 Node = torch.fx.Node
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from torch.fx import Graph, Node
 
-from reference.alias_db import RNG, AliasDB, StorageClass
-from reference.effects import AUTOCAST_TARGETS, FUNCTORCH_TARGETS, GRAD_MODE_TARGET
+from reference.effects.alias_db import RNG, AliasDB, StorageClass
+from reference.effects.node_effects import AUTOCAST_TARGETS, FUNCTORCH_TARGETS, GRAD_MODE_TARGET
 from reference.errors import FxOracleError
 from reference.fx_helpers import flat_node_args
 from reference.policy import RIGHT, Policy

@@ -9,8 +9,8 @@ every drawing node writes (EFF-4). A node *reads* the classes of its arguments' 
 *writes* those of the arguments it updates (EFF-6).
 
 `AliasDB(graph, writes)` builds them for an fx graph in one pass from the node-local effects
-(`reference.effects`). When the replacer outlines a region (`replaced`), the DB is updated in
-place (the idea of TorchScript's alias DB): the region's nodes leave, the call reads its
+(`reference.effects.node_effects`). When the replacer outlines a region (`replaced`), the DB is
+updated in place (the idea of TorchScript's alias DB): the region's nodes leave, the call reads its
 operands' classes, and each getitem that takes over a region output joins that output's class,
 so the DB equals one built afresh on the new graph (EFF-7), without the rebuild.
 """
@@ -24,7 +24,7 @@ from typing import Generic, NewType, TypeVar
 import torch
 import torch.fx
 
-from reference.effects import (
+from reference.effects.node_effects import (
     Storages,
     Unreadable,
     aliases,
@@ -34,7 +34,7 @@ from reference.effects import (
     value_leaves,
     value_storages,
 )
-from reference.effects import written_args as written_arg_nodes
+from reference.effects.node_effects import written_args as written_arg_nodes
 from reference.fx_helpers import example_value, flat_node_args
 
 Node = torch.fx.Node

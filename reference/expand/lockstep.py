@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import cast
 
-from reference.model import BucketId, GraphView, NodeIndex
+from reference.expand.graph_view import BucketId, GraphView, NodeIndex
 
 
 class Reason(StrEnum):

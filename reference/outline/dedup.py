@@ -17,18 +17,18 @@ from typing import Any, Protocol
 import torch
 import torch.fx
 
-from reference.alias_db import AliasDB
-from reference.contraction import Contraction
-from reference.deps import OrderingDeps, pinned_targets
+from reference.effects.alias_db import AliasDB
 from reference.errors import expect, expect_method
+from reference.expand.regions import RegionSearch, search_regions
 from reference.fx_helpers import attribute
-from reference.legality import Facts, Refusal, group_refusal, region_refusal
-from reference.order import stable_topological_sort
-from reference.outline import OutlinePlan, build_subgraph, plan_outline
+from reference.key.tracker import GraphRegionTracker
+from reference.order.deps import OrderingDeps, pinned_targets
+from reference.order.sort import stable_topological_sort
+from reference.outline.contraction import Contraction
+from reference.outline.legality import Facts, Refusal, group_refusal, region_refusal
+from reference.outline.plan import OutlinePlan, build_subgraph, plan_outline
+from reference.outline.replace import Call, replace_region
 from reference.policy import RIGHT, Policy
-from reference.regions import RegionSearch, search_regions
-from reference.replace import Call, replace_region
-from reference.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 Gate = Callable[[Sequence[Sequence[Node]], OutlinePlan], tuple[int, str] | None]

@@ -16,8 +16,8 @@ from typing import Protocol
 import torch.fx
 
 from reference.errors import expect, expect_method
-from reference.expand import Expansion, expand
-from reference.model import GraphView, NodeIndex, view_of_graph
+from reference.expand.graph_view import GraphView, NodeIndex, view_of_graph
+from reference.expand.lockstep import Expansion, expand
 
 Node = torch.fx.Node
 

@@ -19,10 +19,10 @@ from enum import StrEnum
 import torch
 import torch.fx
 
-from reference.alias_db import AliasDB, StorageClass
-from reference.bodies import same_body
+from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import example_value, flat_node_args
-from reference.outline import (
+from reference.outline.bodies import same_body
+from reference.outline.plan import (
     OutlinePlan,
     external_usages,
     functorch_wrapped,

@@ -23,10 +23,10 @@ import torch._dynamo
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
-from reference.effects import WRITES_META
+from reference.effects.node_effects import WRITES_META
 from reference.errors import FxOracleError, describe
 from reference.graph_copy import copy_graph, copy_graph_module
-from reference.tracker import GraphRegionTracker
+from reference.key.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 Pass = Callable[[Any], dict[str, torch.fx.GraphModule]]  # torch's `apply_graph_deduplication`

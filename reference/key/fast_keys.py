@@ -24,9 +24,9 @@ import torch.fx
 from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
-from reference.effects import WRITES_META, WRITING_KWARGS, target_may_write
+from reference.effects.node_effects import WRITES_META, WRITING_KWARGS, target_may_write
 from reference.fx_helpers import example_value
-from reference.keys import (
+from reference.key.keys import (
     ArgKey,
     CallSite,
     Const,

@@ -1,7 +1,7 @@
 """The tracker: keys nodes into buckets of identical nodes (spec chapter 01, TRK).
 
 `GraphRegionTracker` is a drop-in for torch's class of the same name: Dynamo calls
-`track_node(tx, node)` as it creates nodes (live mode, see `reference.capture`), and
+`track_node(tx, node)` as it creates nodes (live mode, see `reference.dynamo.capture`), and
 `track_node_mutations` / `add_node_mutation` when it sees a value change. `track_graph(graph)`
 keys an already captured graph from node metadata instead (offline mode).
 """
@@ -17,10 +17,11 @@ import torch
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
-from reference.effects import writes as written_positions
+from reference.effects.node_effects import writes as written_positions
 from reference.errors import expect
-from reference.key_cache import KeyCache, RawKey
-from reference.keys import (
+from reference.expand.regions import Buckets, find_identical_regions
+from reference.key.fast_keys import KeyCache, RawKey
+from reference.key.keys import (
     CallSite,
     GlobalState,
     NodeKey,
@@ -28,7 +29,6 @@ from reference.keys import (
     current_global_state,
     node_key,
 )
-from reference.regions import Buckets, find_identical_regions
 
 Node = torch.fx.Node
 

@@ -20,10 +20,10 @@ import torch.fx
 from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
-from reference.bodies import is_body
 from reference.fx_helpers import example_value, flat_node_args
-from reference.keys import functorch_kind
+from reference.key.keys import functorch_kind
 from reference.names import INVOKE
+from reference.outline.bodies import is_body
 
 Node = torch.fx.Node
 

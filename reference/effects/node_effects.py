@@ -1,11 +1,11 @@
 """Effects: what one node writes, which storage its value shares, which global state it
 switches and whether it draws random numbers (spec chapter 09, EFF-1 to EFF-5).
 
-These are the node-local facts every ordering question of fxoracle derives from: the
-reference's ordering dependencies and refusals, split's partition order, the checker's ordering
-obligation and the oracle's meaning form (`reference.alias_db` lifts them to a graph). Each is
-stated relative to the node's flat node arguments (`flat_node_args`), so the same facts hold for
-a node wherever its graph is inlined.
+These are the node-local facts every ordering question of fxoracle derives from: the reference's
+ordering dependencies and refusals, split's partition order, the checker's ordering obligation and
+the oracle's meaning form (`reference.effects.alias_db` lifts them to a graph). Each is stated
+relative to the node's flat node arguments (`flat_node_args`), so the same facts hold for a node
+wherever its graph is inlined.
 
 - writes (EFF-1): the flat argument positions the node updates in place. Live capture records
   what version counters saw (`WRITES_META` on the node); otherwise the op tells: a schema's

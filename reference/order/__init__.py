@@ -1,0 +1,2 @@
+"""Chapter 04, ordering: `deps` (the extra ordering dependencies), `sort` (the stable
+topological sort)."""
