@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from checker.cli_args import build_parser
 from checker.io.model_file import load_model_file, model_names
 from checker.io.out_paths import check_outputs
-from checker.io.reports import to_json, write_atomically
+from checker.io.reports import plural, to_json, write_atomically
 from checker.io.user_code import what_raised
 from checker.tools.pipeline import Split
 from reference.errors import FxOracleError
@@ -127,7 +127,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
                                 repro_dir=repro_dir, max_models=args.max_models, progress=bar,
                                 workers=args.workers, ray=args.ray)  # fmt: skip
     ours = campaign.fxoracle_bugs
-    print(f"{campaign.models} models, {len(campaign.findings)} signatures -> {args.out}")
+    found = plural(len(campaign.findings), "signature")
+    print(f"{plural(campaign.models, 'model')}, {found} -> {args.out}")
     if ours:
         print(f"fxoracle's own bugs (DIF-9): {', '.join(ours)}")
     return 1 if ours else 0

@@ -26,6 +26,11 @@ from reference.errors import FxOracleError
 TMP_SUFFIX = ".fxoracle-tmp"
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 region`, `3 regions`, `0 regions` (`many` for irregular words: `box`, `boxes`)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
 def to_json(data: object) -> str:
     """Sorted keys, two-space indent, a final newline: the same data, the same bytes."""
     return json.dumps(data, indent=2, sort_keys=True) + "\n"

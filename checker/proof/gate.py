@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import torch
 import torch.fx
 
+from checker.io.reports import plural
 from checker.proof.shape_check import compare_values, facts_of, meta_value
 from checker.proof.shapes import ShapeFacts
 from checker.proof.verdict import Holds, Violated
@@ -43,7 +44,10 @@ def shape_refusal(group: Group, facts: ShapeFacts, timeout_ms: int) -> tuple[int
     """The first region whose nodes' shapes are not proved equal to region 0's (CHK-12)."""
     for k, region in enumerate(group[1:], start=1):
         if len(region) != len(group[0]):
-            return k, f"CHK-12: region {k} has {len(region)} nodes, region 0 {len(group[0])}"
+            return (
+                k,
+                f"CHK-12: region {k} has {plural(len(region), 'node')}, region 0 {len(group[0])}",
+            )
         for node, reference in zip(region, group[0], strict=True):
             verdict = compare_values(meta_value(node), meta_value(reference), facts, timeout_ms)
             if isinstance(verdict, Holds):

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 import torch.fx
 
+from checker.io.reports import plural
 from checker.proof.check import check_transformation
 from checker.tools.pipeline import gated_deduplicate
 from reference.errors import FxOracleError, describe
@@ -157,4 +158,4 @@ def _check(
         return "violated", "; ".join(o.line() for o in report.violations)
     if report.unknowns:
         return "unknown", "; ".join(o.line() for o in report.unknowns)
-    return "holds", f"{len(report.obligations)} obligations"
+    return "holds", plural(len(report.obligations), "obligation")

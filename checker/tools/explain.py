@@ -8,22 +8,29 @@ which regions became `invoke_subgraph` calls and which were refused, and why (RP
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 import torch.fx
 
 from checker.io.model_file import load_model_file
+from checker.io.reports import plural
 from checker.io.user_code import shown_name
 from checker.tools.outcomes import region_outcomes
 from checker.tools.pipeline import gated_deduplicate
+from checker.tools.refusals import StepContext, refusal_detail
 from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
-from reference.expand.graph_view import GraphView
-from reference.expand.lockstep import GroupExpansion, Step
-from reference.expand.regions import search_regions
+from reference.expand.graph_view import NodeIndex
+from reference.expand.lockstep import GroupExpansion
+from reference.expand.regions import RegionSearch, search_regions
 from reference.graph_copy import copy_graph_module
+from reference.key.keys import NodeKey
 from reference.torch_version import TORCH
+
+Keys = Mapping[torch.fx.Node, NodeKey]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +39,7 @@ class StepLine:
     joined: bool
     refused_region: int | None
     reason: str | None
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,24 +77,40 @@ def _group_json(g: GroupLesson) -> dict[str, object]:
         "regions": [list(r) for r in g.regions],
         "outcomes": list(g.outcomes),
         "steps": [
-            {"candidates": list(s.candidates), "joined": s.joined, "reason": s.reason}
+            {
+                "candidates": list(s.candidates),
+                "joined": s.joined,
+                "reason": s.reason,
+                "detail": s.detail,
+            }
             for s in g.steps
         ],
     }
 
 
-def _step_line(view: GraphView, step: Step) -> StepLine:
-    names = tuple("-" if c is None else view.names[c] for c in step.candidates)
-    reason = None if step.reason is None else str(step.reason)
-    return StepLine(names, step.accepted, step.refused_region, reason)
-
-
-def _lesson(view: GraphView, index: int, g: GroupExpansion) -> GroupLesson:
+def _lesson(
+    search: RegionSearch, keys: Keys, index: int, g: GroupExpansion, earlier: dict[NodeIndex, str]
+) -> GroupLesson:
+    """The group's steps, each refusal with what differs (EXP-10); then its regions are
+    recorded in `earlier` for the groups after it."""
+    view = search.view
+    regions = [[r[-1]] for r in g.regions]
+    steps = []
+    for step in g.steps:
+        ctx = StepContext(view, search.nodes, keys, regions, earlier)
+        names = tuple("-" if c is None else view.names[c] for c in step.candidates)
+        reason = None if step.reason is None else str(step.reason)
+        steps.append(StepLine(names, step.accepted, step.refused_region, reason,
+                              refusal_detail(ctx, step)))  # fmt: skip
+        if step.accepted:
+            for region, c in zip(regions, step.candidates, strict=True):
+                region.append(cast("NodeIndex", c))
+    earlier.update((n, f"group {index} region {k}") for k, r in enumerate(g.regions) for n in r)
     return GroupLesson(
         index=index,
         roots=tuple(view.names[r[-1]] for r in g.regions),
         claimed_roots=tuple(view.names[r] for r in g.claimed_roots),
-        steps=tuple(_step_line(view, s) for s in g.steps),
+        steps=tuple(steps),
         regions=tuple(tuple(view.names[i] for i in r) for r in g.regions),
         kept=g.kept,
     )
@@ -111,8 +135,10 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
     search = search_regions(captured.gm.graph, captured.tracker.buckets())
     kept = [g for g in search.expansion.groups if g.kept]
     if group is not None and not 0 <= group < len(kept):
-        raise FxOracleError(f"--group {group}: the model has {len(kept)} region groups")
-    lessons = [_lesson(search.view, i, g) for i, g in enumerate(kept)]
+        raise FxOracleError(f"--group {group}: the model has {plural(len(kept), 'region group')}")
+    earlier: dict[NodeIndex, str] = {}
+    keys = captured.tracker.node_to_key
+    lessons = [_lesson(search, keys, i, g, earlier) for i, g in enumerate(kept)]
     result = gated_deduplicate(captured.gm, captured.tracker, search)
     chosen = tuple(
         replace(lesson, outcomes=tuple(region_outcomes(result, lesson.index)))
@@ -122,20 +148,29 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
     return Lesson(name, len(search.view), chosen)
 
 
+def step_verdict(s: StepLine) -> str:
+    """`all join`, or `refused by region k: <id and rule> (<what differs>)`."""
+    if s.joined:
+        return "all join"
+    detail = f" ({s.detail})" if s.detail else ""
+    return f"refused by region {s.refused_region}: {s.reason}{detail}"
+
+
+def group_shape(g: GroupLesson) -> str:
+    """`3 regions x 5 nodes`."""
+    return f"{plural(len(g.regions), 'region')} x {plural(len(g.regions[0]), 'node')}"
+
+
 def render_text(lesson: Lesson) -> str:
     """The lesson as prose, one line per step."""
-    out = [f"fxoracle explain: {lesson.model} ({lesson.nodes} nodes, {TORCH.label})", ""]
+    out = [f"fxoracle explain: {lesson.model} ({plural(lesson.nodes, 'node')}, {TORCH.label})", ""]
     for g in lesson.groups:
-        out.append(
-            f"Group {g.index}: {len(g.regions)} regions grow from roots {', '.join(g.roots)}"
-        )
+        grow = plural(len(g.regions), "region")
+        out.append(f"Group {g.index}: {grow} grow from roots {', '.join(g.roots)}")
         for k, s in enumerate(g.steps):
             cands = ", ".join(s.candidates)
-            verdict = (
-                "all join" if s.joined else f"refused by region {s.refused_region}: {s.reason}"
-            )
-            out.append(f"  step {k + 1}: [{cands}] -> {verdict}")
-        out.append(f"  result: {len(g.regions)} regions x {len(g.regions[0])} nodes")
+            out.append(f"  step {k + 1}: [{cands}] -> {step_verdict(s)}")
+        out.append(f"  result: {group_shape(g)}")
         out.append("    representative: [" + ", ".join(g.regions[0]) + "]")
         out.extend(f"  {line}" for line in g.outcomes)
         out.append("")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from checker.io.loaders import Note, load_any
 from checker.io.model_file import Model
+from checker.io.reports import plural
 from checker.io.user_code import shown_name
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
 from checker.proof.verdict import Holds, Verdict, verdict_name
@@ -147,18 +148,23 @@ def load_graph(
 def render_text(report: VerifyReport) -> str:
     """Graph size; each group with its regions' fate; the proofs; each check; timings."""
     r = report.result
-    lines = [f"fxoracle verify: {report.model} ({TORCH.label})", f"  graph: {report.nodes} nodes"]
+    lines = [
+        f"fxoracle verify: {report.model} ({TORCH.label})",
+        f"  graph: {plural(report.nodes, 'node')}",
+    ]
     kept = r.search.expansion.kept_regions()
     lines.append(f"  region groups: {len(kept)}")
     for i, group in enumerate(kept):
-        lines.append(f"  group {i}: {len(group)} regions x {len(group[0])} nodes")
+        lines.append(
+            f"  group {i}: {plural(len(group), 'region')} x {plural(len(group[0]), 'node')}"
+        )
         lines.append("    representative: [" + ", ".join(r.search.names(group[0])) + "]")
         lines.extend(f"    {line}" for line in region_outcomes(r.dedup, i))
     lines.append(f"  subgraphs: {len(r.dedup.subgraphs)}, invoke calls: {report.invoke_calls}")
     lines.append("  checks:")
     lines.extend(f"    {line}" for line in r.check.render_text().splitlines()[:-1])
     if r.split is not None:
-        lines.append(f"  split ({r.split.policy}): {len(r.split.partitions)} partitions")
+        lines.append(f"  split ({r.split.policy}): {plural(len(r.split.partitions), 'partition')}")
         lines.extend(f"    {line}" for line in r.split.check.render_text().splitlines()[:-1])
     steps = ", ".join(f"{k.removesuffix('_s')} {v:.2f} s" for k, v in r.timings.items())
     lines.append(f"  time: capture {report.capture_s:.2f} s, {steps}")

@@ -16,7 +16,7 @@ a thin adapter that maps nodes to positions and applies the result with the fewe
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from torch.fx import Graph, Node
@@ -40,12 +40,27 @@ class Cycle:
     path: tuple[int, ...]
 
 
-def order_indices(n: int, deps: Sequence[Sequence[int]]) -> list[int] | Cycle:
+@dataclass(frozen=True, slots=True)
+class SortStep:
+    """One visit of `order_indices`, for a reader (chapter 04's picture): the node visited,
+    the dep it now waits on (None: it was placed), and the three lists after the visit."""
+
+    node: int
+    waits_on: int | None
+    pending: tuple[int, ...]  # the stack: the next node to visit is first here
+    waiting: tuple[tuple[int, tuple[int, ...]], ...]  # blocker -> its waiters, in arrival order
+    order: tuple[int, ...]
+
+
+def order_indices(
+    n: int, deps: Sequence[Sequence[int]], trace: Callable[[SortStep], None] | None = None
+) -> list[int] | Cycle:
     """torch's stable order of positions `0..n-1`, where `deps[i]` lists what `i` must follow.
 
     Duplicate entries in `deps[i]` count at their first occurrence (torch's `OrderedSet`). Each
     node keeps a scan pointer into its deps: a ready dep stays ready, so the last unready dep
-    only moves left and the whole sort costs O(n + total deps). SRT-1, SRT-2, SRT-5.
+    only moves left and the whole sort costs O(n + total deps). `trace`, when given, sees every
+    visit (it changes nothing). SRT-1, SRT-2, SRT-5.
     """
     unique = _unique_deps(n, deps)
     placed = [False] * n
@@ -60,10 +75,13 @@ def order_indices(n: int, deps: Sequence[Sequence[int]]) -> list[int] | Cycle:
         if blocker is not None:
             waits_on[node] = blocker
             waiting.setdefault(blocker, []).append(node)
-            continue
-        placed[node] = True
-        order.append(node)
-        pending.extend(reversed(waiting.pop(node, [])))
+        else:
+            placed[node] = True
+            order.append(node)
+            pending.extend(reversed(waiting.pop(node, [])))
+        if trace is not None:
+            lists = (tuple(reversed(pending)), tuple((b, tuple(w)) for b, w in waiting.items()))
+            trace(SortStep(node, blocker, *lists, tuple(order)))
     if len(order) < n:
         return _find_cycle(placed, waits_on)
     return order

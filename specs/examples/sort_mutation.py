@@ -5,11 +5,14 @@
 twice, with and without them.
 """
 
+import textwrap
+
 import torch
 import torch.fx
 
+from checker.tools.render.pictures import sort_steps
 from reference.order.deps import OrderingDeps
-from reference.order.sort import node_deps, stable_topological_sort
+from reference.order.sort import SortStep, node_deps, order_indices, stable_topological_sort
 
 
 def build() -> tuple[torch.fx.GraphModule, dict[str, torch.fx.Node]]:
@@ -58,6 +61,14 @@ scramble(nodes)
 print()
 print("scrambled:")
 show(gm, deps.as_mapping())
+print()
+print("the sort, visit by visit:")
+body = [n for n in gm.graph.nodes if n.op != "output"]
+position = {n: i for i, n in enumerate(body)}
+visits: list[SortStep] = []
+order_indices(len(body), [[position[d] for d in node_deps(n, deps.as_mapping())] for n in body],
+              visits.append)  # fmt: skip
+print(textwrap.indent(sort_steps([n.name for n in body], visits), "  "))
 stable_topological_sort(gm.graph, deps.as_mapping())
 print()
 print("sorted with the extra deps:", ", ".join(n.name for n in gm.graph.nodes))

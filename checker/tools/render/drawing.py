@@ -18,7 +18,6 @@ import colorsys
 import html
 import io
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.text import Text
 
+from checker.io.reports import plural
 from reference.fx_helpers import unique_node_args
 from reference.names import qualified_name
 
@@ -79,7 +79,7 @@ def drawing_of(graph: torch.fx.Graph, membership: Membership) -> Drawing:
         return _condensed(nodes, membership)
     boxes = tuple(node_box(n, membership.get(n.name)) for n in nodes)
     edges = tuple((a.name, n.name) for n in nodes for a in unique_node_args(n))
-    return Drawing(boxes, edges, f"{len(nodes)} nodes, every node drawn.")
+    return Drawing(boxes, edges, f"{plural(len(nodes), 'node')}, every node drawn.")
 
 
 def node_box(node: torch.fx.Node, place: tuple[int, int] | None) -> Box:
@@ -133,7 +133,8 @@ def _condensed(nodes: Sequence[torch.fx.Node], membership: Membership) -> Drawin
         if owner[a.name] != owner[n.name]
     )
     boxes = [_unit_box(key, names, membership) for key, names in members.items()]
-    note = f"{len(nodes)} nodes: condensed to {len(boxes)} boxes (one per region, one per run)"
+    condensed = plural(len(boxes), "box", "boxes")
+    note = f"{plural(len(nodes), 'node')}: condensed to {condensed} (one per region, one per run)"
     if len(boxes) > BOX_LIMIT:
         note += f"; only the first {BOX_LIMIT} are drawn"
         boxes = boxes[:BOX_LIMIT]
@@ -161,8 +162,12 @@ def _unit_box(key: str, names: Sequence[str], membership: Membership) -> Box:
     place = membership.get(names[0])
     span = names[0] if len(names) == 1 else f"{_short(names[0], 14)}..{_short(names[-1], 14)}"
     if place is None:
-        return Box(key, f"{len(names)} nodes\n{span}", PLAIN)
-    return Box(key, f"g{place[0]} r{place[1]}: {len(names)} nodes\n{span}", group_colour(place[0]))
+        return Box(key, f"{plural(len(names), 'node')}\n{span}", PLAIN)
+    return Box(
+        key,
+        f"g{place[0]} r{place[1]}: {plural(len(names), 'node')}\n{span}",
+        group_colour(place[0]),
+    )
 
 
 # -- how to draw it ----------------------------------------------------------------------------
@@ -205,33 +210,60 @@ _NO_METADATA: dict[str, str | None] = {"Date": None, "Creator": None, "Format": 
 _PLAIN_ID = re.compile(r' id="[A-Za-z0-9]+_[0-9]+"')  # matplotlib's per-figure ids: figure_1
 
 
-def svg_of(drawing: Drawing, salt: str) -> str:
-    """The drawing as an inline `<svg>` element; `salt` keeps its clip-path ids unique."""
-    pos = layout(drawing)
-    per_row = Counter(y for _, y in pos.values())
-    rows, cols = len(per_row), max(per_row.values())
-    size = (min(14.0, max(3.0, cols * 1.75)), max(1.0, rows * 0.55))
+def svg_of(
+    drawing: Drawing, salt: str, pos: Mapping[str, tuple[float, float]] | None = None
+) -> str:
+    """The drawing as an inline `<svg>` element, sized to its boxes; `salt` keeps its
+    clip-path ids unique; `pos` places the boxes (default: `layout`, one row per layer)."""
+    pos = layout(drawing) if pos is None else pos
+    xs, ys = [x for x, _ in pos.values()], [y for _, y in pos.values()]
+    cols, rows = max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
+    size = (max(3.0, cols * 1.75), max(1.0, rows * 0.55))  # the page scrolls a wide figure
     with matplotlib.rc_context(
         {"svg.hashsalt": salt, "svg.fonttype": "none", "font.family": "DejaVu Sans"}
     ):
         fig = Figure(figsize=size, dpi=72)  # 72: the SVG's unit, so the clipping below holds
         ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
         ax.set_axis_off()
-        ax.set_xlim(-cols / 2, cols / 2)
-        ax.set_ylim(-(rows - 0.5), 0.5)
+        ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)
+        ax.set_ylim(min(ys) - 0.5, max(ys) + 0.5)
         texts = {b.key: _box_text(ax, pos[b.key], b) for b in drawing.boxes}
         fig.draw_without_rendering()  # places the boxes, so arrows stop at their edges
         for a, b in drawing.edges:
             ax.add_patch(_arrow(pos[a], pos[b], texts[a], texts[b]))
         out = io.StringIO()
         fig.savefig(out, format="svg", metadata=_NO_METADATA)
-    svg = out.getvalue()
-    svg = _PLAIN_ID.sub("", svg[svg.index("<svg") :])
+    svg = _compact(out.getvalue())
     return svg.replace("<svg ", f'<svg class="drawing" data-salt="{html.escape(salt)}" ', 1)
 
 
+_DECIMALS = re.compile(r"(\d\.\d)\d+")  # coordinates to a tenth of a point: 1/720 inch
+_INDENT = re.compile(r"\n +")
+_CLIP = re.compile(r' clip-path="url\(#[0-9a-z]+\)"')  # the axes' clip: every box is inside
+_STYLES = {  # matplotlib repeats each style on every element; one CSS class each instead
+    "fill: none; stroke: #444444; stroke-width: 0.6; stroke-linecap: round": "e",
+    "fill: #444444; stroke: #444444; stroke-width: 0.6; stroke-linecap: round": "h",
+    "font-size: 7px; font-family: 'DejaVu Sans'": "t",
+}
+_BOX = re.compile(r'style="fill: (#[0-9a-f]+); stroke: #444444; stroke-width: 0.8; '
+                  r'stroke-linejoin: miter"')  # fmt: skip
+
+
+def _compact(svg: str) -> str:
+    """matplotlib's SVG, same picture, fewer bytes: no ids, no clip of the whole axes,
+    coordinates to a tenth of a point, one line per path, repeated styles as classes."""
+    svg = _PLAIN_ID.sub("", svg[svg.index("<svg") :])
+    svg = _CLIP.sub("", _DECIMALS.sub(r"\1", svg)).replace(" \n", " ")
+    svg = _INDENT.sub("\n", _BOX.sub(r'class="b" style="fill: \1"', svg))
+    for style, name in _STYLES.items():
+        svg = svg.replace(f'style="{style}"', f'class="{name}"')
+    css = "".join(f" .{name} {{{style}}}" for style, name in _STYLES.items())
+    css += " .b {stroke: #444444; stroke-width: 0.8; stroke-linejoin: miter}"
+    return svg.replace("</style>", f"{css}</style>", 1)
+
+
 def _box_text(ax: Axes, at: tuple[float, float], box: Box) -> Text:
-    frame = {"boxstyle": "round,pad=0.35", "fc": box.fill, "ec": EDGE, "lw": 0.8}
+    frame = {"boxstyle": "square,pad=0.35", "fc": box.fill, "ec": EDGE, "lw": 0.8}
     # parse_math=False: a label is text, never TeX (a module named `$x^$` crashed mathtext)
     return ax.text(*at, box.label, ha="center", va="center", fontsize=7, zorder=2, bbox=frame,
                    parse_math=False)  # fmt: skip

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import torch.fx
 
+from checker.io.reports import plural
 from checker.tools.outcomes import region_outcomes
 
 # re-exported: the HTML tests and `checker.tools.render.explain_html` import these from here
@@ -49,14 +50,14 @@ def summary_of(report: VerifyReport) -> dict[str, object]:
     rows: dict[str, object] = {"model": report.model, "nodes": report.nodes,
                                "region groups": len(groups_of(report))}  # fmt: skip
     for g, group in enumerate(groups_of(report)):
-        rows[f"group {g}"] = [f"{len(group)} regions x {len(group[0])} nodes",
+        rows[f"group {g}"] = [f"{plural(len(group), 'region')} x {plural(len(group[0]), 'node')}",
                               *region_outcomes(r.dedup, g)]  # fmt: skip
     rows["subgraphs"] = {name: len(sub.graph.nodes) for name, sub in r.dedup.subgraphs.items()}
     rows["invoke calls"] = report.invoke_calls
     rows["checks"] = checks_json(r.check)
     rows["obligations"] = [o.line() for o in r.check.obligations]
     if r.split is not None:
-        rows["split"] = f"{r.split.policy}: {len(r.split.partitions)} partitions"
+        rows["split"] = f"{r.split.policy}: {plural(len(r.split.partitions), 'partition')}"
     rows["ok"] = report.ok
     return rows
 
@@ -159,7 +160,7 @@ def _legend(groups: Sequence[Sequence[Sequence[str]]]) -> str:
         more = f", ... ({len(names) - 6} more)" if len(names) > 6 else ""
         first = html.escape(", ".join(names[:6]) + more)
         swatch = f'<span class="swatch" style="background: {group_colour(g)}"></span>'
-        size = f"{len(group)} regions x {len(group[0]) if group else 0} nodes"
+        size = f"{plural(len(group), 'region')} x {plural(len(group[0]) if group else 0, 'node')}"
         items.append(f"<li>{swatch}group {g} (tag g{g}): {size}; region 0: {first}</li>")
     return '<ul class="legend">\n' + "\n".join(items) + "\n</ul>"
 

@@ -1,0 +1,125 @@
+"""What differs when a lock-step is refused: one short phrase per refusal, for `fxoracle
+explain` (spec chapter 02, EXP-3..EXP-8, EXP-10).
+
+The expansion records which region refused a step and under which id; this module says what
+the reader would otherwise have to find out with a script: which key field differs and both
+values (EXP-6), which region holds a claimed node (EXP-4), which region shares a candidate
+(EXP-7), which outside user leads back to the root (EXP-8). It reads the graph view, the
+tracker's keys and the regions as they were at that step; it decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, is_dataclass
+
+import torch.fx
+
+from checker.io.reports import plural
+from reference.expand.graph_view import GraphView, NodeIndex
+from reference.expand.lockstep import Reason, Step
+from reference.key.keys import NodeKey
+
+Difference = tuple[str, object, object]  # (field path, region 0's value, the other value)
+# the key fields a reader looks at first: what the node does, then with what, then where
+_FIRST = ("op", "target", "args", "kwarg_names", "kwargs", "global_state", "call_site")
+
+
+def key_differences(a: object, b: object, path: str = "") -> list[Difference]:
+    """The leaves where two keys (or any frozen dataclass trees) differ, by field path:
+    `[("args[1].value", "'0.5'", "'2.0'")]`; a field of another type differs whole."""
+    if is_dataclass(a) and type(a) is type(b):
+        found: list[Difference] = []
+        for f in fields(a):
+            inner = f"{path}.{f.name}" if path else f.name
+            found += key_differences(getattr(a, f.name), getattr(b, f.name), inner)
+        return found
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        pairs = enumerate(zip(a, b, strict=True))
+        return [d for i, (x, y) in pairs for d in key_differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [(path, a, b)]
+
+
+@dataclass(frozen=True, slots=True)
+class StepContext:
+    """What a refusal is explained from: the view, the nodes behind it, their keys, the
+    regions of this group as they stood before the step, and the regions of earlier kept
+    groups (node -> "group g region k")."""
+
+    view: GraphView
+    nodes: Sequence[torch.fx.Node]
+    keys: Mapping[torch.fx.Node, NodeKey]
+    regions: Sequence[Sequence[NodeIndex]]
+    earlier: Mapping[NodeIndex, str]
+
+
+def refusal_detail(ctx: StepContext, step: Step) -> str:
+    """What differs, in a phrase: `layer_norm_4: key field args[4].expr is 's1', region 0's
+    layer_norm_2 has 's0'`. Empty for an accepted step."""
+    k, reason = step.refused_region, step.reason
+    if k is None or reason is None:
+        return ""
+    c = step.candidates[k]
+    if c is None:
+        return f"region {k} has nothing left to visit"
+    name = ctx.view.names[c]
+    match reason:
+        case Reason.REVISIT | Reason.CLAIMED:
+            return f"{name} is already in {_owner(ctx, c)}"
+        case Reason.SHARED:
+            first = step.candidates.index(c)
+            return f"{name} is also region {first}'s candidate: an input both read"
+        case Reason.INPUT:
+            return f"a {ctx.view.ops[c]}"
+        case Reason.DIFFERENT:
+            return _different(ctx, step, c)
+        case _:
+            return _cycle(ctx, k, c)
+
+
+def _owner(ctx: StepContext, c: NodeIndex) -> str:
+    for j, region in enumerate(ctx.regions):
+        if c in region:
+            return f"region {j} of this group"
+    return ctx.earlier.get(c, "a region of an earlier group")
+
+
+def _different(ctx: StepContext, step: Step, c: NodeIndex) -> str:
+    """EXP-6: the first differing key field and both values, or why there is no key."""
+    c0 = step.candidates[0]
+    assert c0 is not None, "EXP-3: region 0 drives the steps"
+    a, b = ctx.keys.get(ctx.nodes[c0]), ctx.keys.get(ctx.nodes[c])
+    name, name0 = ctx.view.names[c], ctx.view.names[c0]
+    if a is None or b is None:
+        return f"{name if b is None else name0} is untracked (no key)"
+    found = sorted(
+        key_differences(a, b), key=lambda d: _FIRST.index(d[0].split("[")[0].split(".")[0])
+    )
+    if not found:
+        return f"{name} was taken out of its bucket (node_to_duplicates, TRK-12)"
+    path, mine, theirs = found[0]
+    more = f" (and {plural(len(found) - 1, 'more field')})" if len(found) > 1 else ""
+    return f"{name}: key field {path} is {theirs!r}, region 0's {name0} has {mine!r}{more}"
+
+
+def _cycle(ctx: StepContext, k: int, c: NodeIndex) -> str:
+    """EXP-8: a user of `c` outside region k that leads back to the region's root."""
+    region = ctx.regions[k]
+    root = region[0]
+    ancestors = _ancestors(ctx.view, root)
+    for u in ctx.view.users[c]:
+        if u not in region and u in ancestors:
+            name, user, root_name = (ctx.view.names[i] for i in (c, u, root))
+            return f"{name} is also read by {user}, outside the region, which feeds {root_name}"
+    return f"{ctx.view.names[c]} has a user outside the region that feeds its root"
+
+
+def _ancestors(view: GraphView, root: NodeIndex) -> set[NodeIndex]:
+    seen: set[NodeIndex] = set()
+    todo = list(view.args[root])
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(view.args[n])
+    return seen
