@@ -58,7 +58,7 @@ def split_picture(graph: torch.fx.Graph, plan: SplitPlan) -> str:
     """The base graph's calls in order, then one box per partition: its preludes (state
     re-entered), inputs (and where they come from), nodes, epilogues (state left), outputs."""
     nodes = list(graph.nodes)
-    owner = {i: p.pid for p in plan.partitions for i in p.nodes}
+    owner: dict[int, int] = {i: p.pid for p in plan.partitions for i in p.nodes}
     boxes = {pid: _box_lines(plan.partition(pid), nodes, owner) for pid in plan.order}
     width = max(len(ln) for lines in boxes.values() for ln in lines) + 2
     parts = [f"base graph: {' -> '.join(f'submod_{pid}' for pid in plan.order)} -> output"]
