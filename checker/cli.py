@@ -1,4 +1,4 @@
-"""The `fxoracle` command line: verify, explain, diff, fuzz, bench (README "Usage"; the
+"""The `fxoracle` command line: verify, explain, diff, fuzz, bench, course (README "Usage"; the
 arguments: `checker.cli_args`).
 
 Bad input prints one line on stderr and exits 2 (a traceback only with `--debug`): a bad
@@ -44,6 +44,8 @@ def _run(args: argparse.Namespace) -> int:
             return _run_diff(args)
         case "fuzz":
             return _run_fuzz(args)
+        case "course":
+            return _run_course(args)
         case _:
             return _run_bench(args)
 
@@ -145,6 +147,32 @@ def _run_bench(args: argparse.Namespace) -> int:
     if args.campaign_models > 0:
         print(campaign.run(args.campaign_models, 0), end="")
     return 0
+
+
+def _run_course(args: argparse.Namespace) -> int:
+    """`course list`; `course check ID FILE`: 0 right, 1 wrong; `--solution` prints the
+    shipped answer (exit 0 when no FILE was given)."""
+    from checker.course import catalogue
+
+    if args.course_command == "list":
+        print(catalogue.listing(), end="")
+        return 0
+    catalogue.exercise(args.exercise)  # an unknown id is bad input before any work
+    if args.file is None and not args.solution:
+        raise FxOracleError(f"course check {args.exercise}: give your answer file (or --solution)")
+    code = 0
+    if args.file is not None:
+        check_outputs([args.json], inputs=[args.file])
+        path = Path(args.file)
+        verdict = catalogue.check_file(args.exercise, path)
+        if args.json != "-":
+            print(catalogue.render_text(args.exercise, path, verdict), end="")
+        if args.json:
+            write_atomically(args.json, to_json(catalogue.to_json(args.exercise, path, verdict)))
+        code = 0 if verdict.right else 1
+    if args.solution:
+        print(catalogue.solution(args.exercise), end="")
+    return code
 
 
 def _note(text: str) -> None:

@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     _diff_parser(sub)
     _fuzz_parser(sub)
     _bench_parser(sub)
+    _course_parser(sub)
     return parser
 
 
@@ -157,3 +158,28 @@ def _bench_parser(sub: Sub[_Parser]) -> None:
     bench.add_argument("--campaign-models", type=count, default=120, metavar="N",
                        help="campaign throughput on 1 and 2 workers (0: skip)")  # fmt: skip
     bench.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+COURSE_HELP = """The course's exercises (specs/course.md), checked on your own answer file.
+
+An answer file is a Python file defining the names the exercise asks for (`fxoracle course
+list` shows them); `course check` runs it, computes the truth with fxoracle's own code and says,
+fact by fact, what is right or wrong and why.
+exit status: 0 right, 1 wrong, 2 bad input (no such exercise or file, a name missing)."""
+
+
+def _course_parser(sub: Sub[_Parser]) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    course = sub.add_parser("course", help="check your answer to an exercise of the course",
+                            description=COURSE_HELP, formatter_class=raw)  # fmt: skip
+    course.add_argument("--debug", action="store_true", help="show tracebacks")
+    what = course.add_subparsers(dest="course_command", required=True, parser_class=_Parser)
+    check = what.add_parser("check", help="check an answer file: right or wrong, and why")
+    check.add_argument("exercise", metavar="CHAPTER.EXERCISE", help="e.g. 02.1")
+    check.add_argument("file", nargs="?", help="your answer file")
+    check.add_argument("--solution", action="store_true",
+                       help="print the shipped answer (after checking FILE, if given)")  # fmt: skip
+    check.add_argument("--json", metavar="PATH", help="write the verdict as JSON ('-': stdout)")
+    check.add_argument("--debug", action="store_true", help="show tracebacks")
+    listing = what.add_parser("list", help="every exercise and what its answer file defines")
+    listing.add_argument("--debug", action="store_true", help="show tracebacks")

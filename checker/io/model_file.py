@@ -39,10 +39,27 @@ def load_model_file(path: str | Path, name: str | None = None) -> Model:
     """Run a model file and read `model`, `example_inputs` and optional `dynamic`; the model is
     called `name` (default: the file's name)."""
     p = Path(path)
+    loaded = load_namespace(p)
+    return _model_of(name or shown_name(p), loaded.values, loaded.source, str(p))
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """What a Python file defines, run as the module `module` (registered in `sys.modules`)."""
+
+    module: str
+    values: Mapping[str, Any]
+    source: str
+
+
+def load_namespace(path: str | Path) -> Namespace:
+    """Run any Python file of a user's as `load_model_file` runs a model file (FIL-4) and keep
+    all it defines: a course answer file (`fxoracle course check`)."""
+    p = Path(path)
     if not p.is_file():
         raise FxOracleError(f"{p}: no such file")
     source = read_source(p)
-    return _model_of(name or shown_name(p), _run(p.stem, source, str(p)), source, str(p))
+    return Namespace(_module_name(p.stem), _run(p.stem, source, str(p)), source)
 
 
 def model_names(paths: Sequence[str | Path]) -> list[str]:
@@ -68,13 +85,17 @@ def _run(stem: str, source: str, filename: str) -> Mapping[str, Any]:
     """Run the text as the module `fxoracle_model_<stem>`, registered in `sys.modules` as an
     import would: torch looks a function's module up there (eager `torch.cond` compiles its
     branches). Its `__name__` is never `__main__`, so a repro's main block does not run."""
-    name = "fxoracle_model_" + re.sub(r"\W", "_", stem)
+    name = _module_name(stem)
     module = types.ModuleType(name)
     module.__file__ = filename
     sys.modules[name] = module
     with user_code(filename, "at import"):  # FIL-4: SystemExit included
         exec(compile(source, filename, "exec"), module.__dict__)  # what runpy and import do
     return module.__dict__
+
+
+def _module_name(stem: str) -> str:
+    return "fxoracle_model_" + re.sub(r"\W", "_", stem)
 
 
 def _model_of(name: str, namespace: Mapping[str, Any], source: str, where: str) -> Model:

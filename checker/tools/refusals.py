@@ -30,7 +30,7 @@ def key_differences(a: object, b: object, path: str = "") -> list[Difference]:
     `[("args[1].value", "'0.5'", "'2.0'")]`; a field of another type differs whole."""
     if is_dataclass(a) and type(a) is type(b):
         found: list[Difference] = []
-        for f in fields(a):
+        for f in (f for f in fields(a) if f.compare):
             inner = f"{path}.{f.name}" if path else f.name
             found += key_differences(getattr(a, f.name), getattr(b, f.name), inner)
         return found

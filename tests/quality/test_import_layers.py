@@ -1,6 +1,6 @@
-"""The import graph points one way: cli -> bench -> tools/oracle -> proof -> io -> reference
-(bench measures the layers below it), and no module imports, even inside a function, a module
-that imports it back (overview, "Layout").
+"""The import graph points one way: cli -> bench | course -> tools/oracle -> proof -> io ->
+reference (bench measures the layers below it, the course's exercises use them), and no module
+imports, even inside a function, a module that imports it back (overview, "Layout").
 
 Every `import` statement of every module is read with `ast` (function-level ones included), so a
 lazy import that would hide a circle or an upward edge is seen too.
@@ -23,6 +23,7 @@ RANK = {
     "checker.oracle": 3,
     "checker.tools": 3,
     "checker.bench": 4,  # measures every layer below it
+    "checker.course": 4,  # the course's exercises use every layer below it
     "checker": 5,  # the package's public facade and cli.py
 }
 PEERS_APART = {("checker.oracle", "checker.tools"), ("checker.tools", "checker.oracle")}

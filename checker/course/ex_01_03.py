@@ -1,0 +1,304 @@
+"""The exercises of spec chapters 01 (key), 02 (expansion) and 03 (outlining), each checked by
+running fxoracle's own code on the exercise's graph (`fxoracle course check`)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import torch
+import torch.fx
+
+from checker.course.marking import Answer, Exercise, Mark, Verdict, names_of, same
+from checker.tools.refusals import key_differences
+from reference.dynamo.capture import capture
+from reference.errors import FxOracleError
+from reference.expand.graph_view import GraphView, NodeIndex
+from reference.expand.lockstep import expand
+from reference.expand.regions import find_identical_regions, search_regions
+from reference.key.keys import current_global_state, node_key, value_key
+from reference.key.tracker import track_graph
+from reference.outline.contraction import Contraction
+from reference.outline.dedup import deduplicate
+
+# ---- 01 the key -------------------------------------------------------------------------------
+PAIRS = {
+    "0.0/-0.0": (0.0, -0.0),
+    "1/True": (1, True),
+    "(1, 2)/[1, 2]": ((1, 2), [1, 2]),
+    "torch.float32/torch.float": (torch.float32, torch.float),
+}
+
+
+def check_01_1(answer: Answer) -> Verdict:
+    said = answer.chosen("EQUAL_KEYS", PAIRS)
+    marks = []
+    for label, (a, b) in PAIRS.items():
+        ka, kb = value_key(a), value_key(b)
+        why = f"their keys are {ka} and {kb}"
+        marks.append(same(f"{label!r} in EQUAL_KEYS", label in said, ka == kb, why))
+    return Verdict(tuple(marks))
+
+
+def _sin_twice(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) + torch.sin(y)
+
+
+def check_01_2(answer: Answer) -> Verdict:
+    c = capture(_sin_twice, (torch.ones(3), torch.ones(3)))
+    first, second = (n for n in c.gm.graph.nodes if n.target is torch.sin)
+    live, offline = c.tracker.node_to_key, track_graph(c.gm.graph).node_to_key
+    diff = key_differences(live[first], live[second])
+    live_why = f"live, the keys differ in {_values(diff)}"
+    offline_why = "offline, a call site is stack_trace's file and line, without the offset"
+    return Verdict(
+        (
+            same("LIVE_SAME_KEY", answer.flag("LIVE_SAME_KEY"), not diff, live_why),
+            same(
+                "OFFLINE_SAME_KEY",
+                answer.flag("OFFLINE_SAME_KEY"),
+                offline[first] == offline[second],
+                offline_why,
+            ),
+        )
+    )
+
+
+def _values(diff: list[tuple[str, object, object]]) -> str:
+    return "; ".join(f"{path} {a!r} vs {b!r}" for path, a, b in diff) or "none"
+
+
+def check_01_3(answer: Answer) -> Verdict:
+    g = torch.fx.Graph()
+    node = g.call_function(torch.mul, (g.placeholder("x"), 2))
+    grad = node_key(node, current_global_state(), None)
+    with torch.no_grad():
+        no_grad = node_key(node, current_global_state(), None)
+    diff = key_differences(grad, no_grad)
+    truth = diff[0][0] if len(diff) == 1 else _values(diff)
+    why = f"node_key differs in {_values(diff)}"
+    return Verdict((same("DIFFERING_FIELD", answer.text("DIFFERING_FIELD"), truth, why),))
+
+
+# ---- 02 expansion ------------------------------------------------------------------------------
+def _sin_or_tanh(x: torch.Tensor) -> torch.Tensor:
+    outs = []
+    for f in (torch.sin, torch.tanh):
+        outs.append(f(x) + torch.cos(x))
+    return outs[0] * outs[1]
+
+
+def _kept_candidates(view: GraphView, roots: list[NodeIndex]) -> list[tuple[str, ...]]:
+    """The steps of a broken lock-step in which a refused candidate stays in its queue for
+    the next step (only region 0, which drives, pops); all join when their keys agree."""
+    queues = [deque(view.args[r]) for r in roots]
+    steps: list[tuple[str, ...]] = []
+    while queues[0]:
+        heads = [q[0] for q in queues if q]
+        steps.append(tuple(view.names[c] for c in heads))
+        buckets = {view.bucket[c] for c in heads}
+        inputs = any(view.ops[c] in ("placeholder", "get_attr") for c in heads)
+        if len(heads) == len(queues) and len(buckets) == 1 and None not in buckets and not inputs:
+            for q, c in zip(queues, heads, strict=True):
+                q.popleft()
+                q.extend(view.args[c])
+        else:
+            queues[0].popleft()
+    return steps
+
+
+def check_02_1(answer: Answer) -> Verdict:
+    c = capture(_sin_or_tanh, (torch.ones(3),))
+    search = search_regions(c.gm.graph, c.tracker.buckets())
+    view = search.view
+    group = expand(view).groups[0]
+    real = [tuple(view.names[n] for n in s.candidates if n is not None) for s in group.steps]
+    roots = [r[-1] for r in group.regions]
+    broken = _kept_candidates(view, roots)
+    why = "every queue pops once per step, the refused candidates too (EXP-3)"
+    kept = "region 1 keeps tanh, so step 2 meets region 0's next candidate with it"
+    return Verdict(
+        (
+            same("STEP_2", tuple(answer.names("STEP_2")), real[1], why),
+            same(
+                "STEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE",
+                tuple(answer.names("STEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE")),
+                broken[1],
+                kept,
+            ),
+        )
+    )
+
+
+def check_02_2(answer: Answer) -> Verdict:
+    gm = answer.function("build")()
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise FxOracleError(f"{answer.where}: build() must return a GraphModule, not {gm!r}")
+    groups = find_identical_regions(gm.graph, track_graph(gm.graph))
+    if not groups:
+        why = "expansion finds no region group in it: repeat a computation (same op, target and "
+        return Verdict((Mark("a group", False, why + "argument metadata) at least twice"),))
+    for group in groups:
+        alone = all(Contraction(gm.graph, {}).cycle([r]) is None for r in group)
+        together = Contraction(gm.graph, {}).cycle(group)
+        if alone and together is not None:
+            why = f"each region of {_regions(group)} is safe alone; all: {together[1]}"
+            return Verdict((Mark("regions safe alone, not together", True, why),))
+    first = groups[0]
+    alone = all(Contraction(gm.graph, {}).cycle([r]) is None for r in first)
+    why = "a region alone closes a cycle" if not alone else "contracting all closes no cycle"
+    return Verdict((Mark("regions safe alone, not together", False, f"{_regions(first)}: {why}"),))
+
+
+def _regions(group: list[list[torch.fx.Node]]) -> str:
+    return "[" + ", ".join("[" + ", ".join(names_of(r)) + "]" for r in group) + "]"
+
+
+# ---- 03 outlining ------------------------------------------------------------------------------
+def _b3_block(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a * 2).sum() + (b * 3).sum()
+
+
+def _b3(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    outs = []
+    for a, b in ((x, x), (y, z)):
+        outs.append(_b3_block(a, b))
+    return tuple(outs)
+
+
+def check_03_1(answer: Answer) -> Verdict:
+    g = torch.Generator().manual_seed(0)
+    inputs = tuple(torch.rand(8, 8, generator=g) for _ in range(3))
+    c = capture(_b3, inputs)
+    result = deduplicate(c.gm, c.tracker)
+    body = result.subgraphs["subgraph_0"]
+    slots = sum(n.op == "placeholder" for n in body.graph.nodes)
+    refused = {r.region: r.id for r in result.refused if r.region is not None}
+    equal = all(torch.equal(a, b) for a, b in zip(c.gm(*inputs), _b3(*inputs), strict=True))
+    details = "; ".join(f"region {r.region}: {r.reason}" for r in result.refused)
+    return Verdict(
+        (
+            same(
+                "PLACEHOLDERS",
+                answer.number("PLACEHOLDERS"),
+                slots,
+                "region 1 passes y and z where region 0 passes x twice: two usage classes (RPL-2)",
+            ),
+            same(
+                "REPLACED",
+                answer.numbers("REPLACED"),
+                tuple(r.region for r in result.replaced),
+                f"deduplicate refused {details}",
+            ),
+            same(
+                "REFUSED",
+                dict(answer.raw("REFUSED", dict, "a dict region -> id")),
+                refused,
+                f"deduplicate refused {details}",
+            ),
+            same(
+                "SAME_RESULT",
+                answer.flag("SAME_RESULT"),
+                equal,
+                "the deduplicated module run on the same inputs (RPL-13)",
+            ),
+        )
+    )
+
+
+def _d1_inner(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return (x + 1).sum() + (y + 2).sum()
+
+
+def _d1(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    _d1_inner(x, y)
+    o1 = torch.sin(y)
+    o2 = _d1_inner(x, o1)
+    o3 = _d1_inner(x, y)
+    return o2 * (o3 * o3)
+
+
+def check_03_2(answer: Answer) -> Verdict:
+    c = capture(_d1, (torch.rand(10, 10), torch.rand(10, 20)))
+    deduplicate(c.gm, c.tracker)
+    code = c.gm.code
+    second = deduplicate(c.gm, c.tracker)
+    why = "the replaced regions' nodes are erased, so no region is found again (RPL-15)"
+    return Verdict(
+        (
+            same(
+                "SECOND_RUN_REPLACES",
+                answer.number("SECOND_RUN_REPLACES"),
+                len(second.replaced),
+                why,
+            ),
+            same("CODE_CHANGES", answer.flag("CODE_CHANGES"), c.gm.code != code, why),
+        )
+    )
+
+
+def _constant_regions(x: torch.Tensor) -> torch.Tensor:
+    outs = []
+    for _ in range(2):
+        outs.append(torch.ones(3).sin().cos())
+    return x + outs[0] * outs[1]
+
+
+def check_03_3(answer: Answer) -> Verdict:
+    c = capture(_constant_regions, (torch.rand(3),))
+    groups = [[list(names_of(r)) for r in g] for g in find_identical_regions(c.gm.graph, c.tracker)]
+    result = deduplicate(c.gm, c.tracker)
+    refusals = [r.id for r in result.refused]
+    why = "; ".join(str(r.reason) for r in result.refused) or "nothing is refused"
+    return Verdict(
+        (
+            same(
+                "REGIONS",
+                answer.raw("REGIONS", list, "a list of regions (lists of names)"),
+                groups[0] if groups else [],
+                "find_identical_regions on the captured graph",
+            ),
+            same("INSTALLED", answer.names("INSTALLED"), tuple(result.subgraphs), why),
+            same("REFUSAL", answer.text("REFUSAL"), refusals[0] if refusals else "", why),
+        )
+    )
+
+
+EXERCISES = (
+    Exercise(
+        "01.1",
+        ("TRK-5",),
+        "EQUAL_KEYS: set of pair labels, from " + ", ".join(repr(p) for p in PAIRS),
+        check_01_1,
+    ),
+    Exercise(
+        "01.2", ("TRK-3", "TRK-10"), "LIVE_SAME_KEY: bool\nOFFLINE_SAME_KEY: bool", check_01_2
+    ),
+    Exercise(
+        "01.3",
+        ("TRK-2",),
+        "DIFFERING_FIELD: str, a field path such as 'call_site.line'",
+        check_01_3,
+    ),
+    Exercise(
+        "02.1",
+        ("EXP-3", "EXP-6"),
+        "STEP_2: tuple of node names\nSTEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE: tuple of node names",
+        check_02_1,
+    ),
+    Exercise("02.2", ("EXP-8", "RPL-25"), "def build() -> torch.fx.GraphModule", check_02_2),
+    Exercise(
+        "03.1",
+        ("RPL-2", "RPL-8", "RPL-13"),
+        "PLACEHOLDERS: int\nREPLACED: list of region "
+        "numbers\nREFUSED: dict region -> id ('RPL-n')\nSAME_RESULT: bool",
+        check_03_1,
+    ),
+    Exercise("03.2", ("RPL-15",), "SECOND_RUN_REPLACES: int\nCODE_CHANGES: bool", check_03_2),
+    Exercise(
+        "03.3",
+        ("RPL-5",),
+        "REGIONS: list of lists of node names (region 0, region 1)\n"
+        "INSTALLED: list of subgraph names\nREFUSAL: str, the id ('RPL-n')",
+        check_03_3,
+    ),
+)
