@@ -8,7 +8,8 @@ from collections import deque
 import torch
 import torch.fx
 
-from checker.course.marking import Answer, Exercise, Mark, Verdict, names_of, same
+from checker.course.marking import CORPUS, Answer, Exercise, Mark, Verdict, names_of, same
+from checker.io.model_file import load_model_file
 from checker.tools.refusals import key_differences
 from reference.dynamo.capture import capture
 from reference.errors import FxOracleError
@@ -154,26 +155,15 @@ def _regions(group: list[list[torch.fx.Node]]) -> str:
 
 
 # ---- 03 outlining ------------------------------------------------------------------------------
-def _b3_block(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return (a * 2).sum() + (b * 3).sum()
-
-
-def _b3(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    outs = []
-    for a, b in ((x, x), (y, z)):
-        outs.append(_b3_block(a, b))
-    return tuple(outs)
-
-
 def check_03_1(answer: Answer) -> Verdict:
-    g = torch.Generator().manual_seed(0)
-    inputs = tuple(torch.rand(8, 8, generator=g) for _ in range(3))
-    c = capture(_b3, inputs)
+    b3 = load_model_file(CORPUS / "b3_shared_input.py")
+    inputs = b3.example_inputs
+    c = capture(b3.model, inputs)
     result = deduplicate(c.gm, c.tracker)
     body = result.subgraphs["subgraph_0"]
     slots = sum(n.op == "placeholder" for n in body.graph.nodes)
     refused = {r.region: r.id for r in result.refused if r.region is not None}
-    equal = all(torch.equal(a, b) for a, b in zip(c.gm(*inputs), _b3(*inputs), strict=True))
+    equal = all(torch.equal(a, b) for a, b in zip(c.gm(*inputs), b3.model(*inputs), strict=True))
     details = "; ".join(f"region {r.region}: {r.reason}" for r in result.refused)
     return Verdict(
         (
@@ -205,20 +195,9 @@ def check_03_1(answer: Answer) -> Verdict:
     )
 
 
-def _d1_inner(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return (x + 1).sum() + (y + 2).sum()
-
-
-def _d1(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    _d1_inner(x, y)
-    o1 = torch.sin(y)
-    o2 = _d1_inner(x, o1)
-    o3 = _d1_inner(x, y)
-    return o2 * (o3 * o3)
-
-
 def check_03_2(answer: Answer) -> Verdict:
-    c = capture(_d1, (torch.rand(10, 10), torch.rand(10, 20)))
+    d1 = load_model_file(CORPUS / "d01_single_subgraph.py")
+    c = capture(d1.model, d1.example_inputs)
     deduplicate(c.gm, c.tracker)
     code = c.gm.code
     second = deduplicate(c.gm, c.tracker)

@@ -3,14 +3,12 @@ fxoracle's own code on the exercise's graph or query (`fxoracle course check`)."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sympy
 import torch
 import torch.fx
 from torch.utils._sympy.functions import FloorDiv, PythonMod
 
-from checker.course.marking import Answer, Exercise, Mark, Verdict, same
+from checker.course.marking import CORPUS, Answer, Exercise, Mark, Verdict, same
 from checker.io.model_file import load_model_file
 from checker.proof.check import check_transformation
 from checker.proof.report import ACYCLIC, ORDERING, Report
@@ -28,8 +26,6 @@ from reference.outline.dedup import deduplicate
 from reference.split import split_module
 
 GM = torch.fx.GraphModule
-# the corpus of the repository this package sits in (the course is read in a checkout)
-CORPUS = Path(__file__).resolve().parents[2] / "tests" / "corpus"
 
 
 # ---- 06 checker -------------------------------------------------------------------------------

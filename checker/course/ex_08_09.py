@@ -8,8 +8,7 @@ import operator
 import torch
 import torch.fx
 
-from checker.course.ex_06_07 import CORPUS
-from checker.course.marking import Answer, Exercise, Mark, Verdict, same
+from checker.course.marking import CORPUS, Answer, Exercise, Mark, Verdict, same
 from checker.io.model_file import load_model_file
 from checker.oracle.diff import run_diff
 from checker.oracle.divergence import COMPONENTS, Blame

@@ -18,6 +18,9 @@ from typing import Any, cast
 from checker.io.model_file import load_namespace
 from reference.errors import FxOracleError
 
+# the corpus of the repository this package sits in: the course is read in a checkout
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "corpus"
+
 
 @dataclass(frozen=True, slots=True)
 class Mark:
