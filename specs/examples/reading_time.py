@@ -9,7 +9,7 @@ exercises took 5.5-7 hours). Chapter 10 is optional and not in the total.
 import re
 from pathlib import Path
 
-SPECS = Path("specs")
+SPECS = Path(__file__).resolve().parents[1]
 STOPS = [("course", "course.md"), *((f"{n:02d}", f) for n, f in enumerate(sorted(
     p.name for p in SPECS.glob("[01][0-9]-*.md"))))]
 WPM, EXERCISE_MIN, RUN_MIN = 150, 10, 3
