@@ -18,7 +18,13 @@ from torch.fx import Graph, Node
 from torch.utils._ordered_set import OrderedSet
 
 from reference.errors import FxOracleError
-from reference.order.sort import Cycle, apply_order, order_indices, stable_topological_sort
+from reference.order.sort import (
+    Cycle,
+    SortStep,
+    apply_order,
+    order_indices,
+    stable_topological_sort,
+)
 
 ExtraDeps = dict[Node, list[Node]]
 
@@ -231,3 +237,15 @@ def test_srt5_self_and_two_node_cycles(extra: dict[str, list[str]], cycle: str) 
     deps = {nodes[k]: [nodes[d] for d in v] for k, v in extra.items()}
     with pytest.raises(FxOracleError, match=f"cycle {cycle}$"):
         stable_topological_sort(g, deps)
+
+
+@pytest.mark.spec("SRT-2")
+def test_srt2_a_trace_sees_every_visit_and_changes_nothing() -> None:
+    """`order_indices(..., trace)`: one step per visit, the last step's order is the result,
+    and a node that waits names its last unplaced dep (chapter 04's picture reads this)."""
+    deps = [[], [0, 2], [0, 3], [0, 4], [0]]  # the worked example's scrambled graph
+    steps: list[SortStep] = []
+    assert order_indices(5, deps, steps.append) == order_indices(5, deps) == [0, 4, 3, 2, 1]
+    assert steps[-1].order == (0, 4, 3, 2, 1) and steps[-1].pending == ()
+    assert [(s.node, s.waits_on) for s in steps[:4]] == [(0, None), (1, 2), (2, 3), (3, 4)]
+    assert steps[3].waiting == ((2, (1,)), (3, (2,)), (4, (3,)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -56,3 +57,21 @@ def test_explain_html_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "Group 0" in page
     assert "-> all join" in capsys.readouterr().out
+
+
+def test_exp10_one_heading_refusals_by_region_and_figures_as_tall_as_one_region() -> None:
+    """One h1; a refusal names the region that refused it, as the text does; the regions are
+    drawn side by side, so a frame is as tall as one region, not as all of them stacked."""
+    c = capture(_model, (torch.rand(4),))
+    original = copy_graph_module(c.gm).gm
+    lesson = lesson_of("blocks", c)
+    page = render_explain_html(lesson, original.graph)
+    parser = _Tags()
+    parser.feed(page)
+    assert parser.tags.count("h1") == 1
+    refusals = [s for g in lesson.groups for s in g.steps if not s.joined]
+    assert all(f"refused by region {s.refused_region}: {s.reason}" in page for s in refusals)
+    group = lesson.groups[0]
+    heights = [float(h) for h in re.findall(r'<svg [^>]*height="([0-9.]+)pt"', page)]
+    rows = [h / (0.55 * 72) for h in heights]  # drawing.svg_of: 0.55 inch a row
+    assert len(group.regions) == 3 and max(rows) <= 2 * len(group.regions[0]), rows
