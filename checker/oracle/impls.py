@@ -31,7 +31,7 @@ from checker.oracle.torch_side import torch_dedup, torch_regions
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.order.sort import stable_topological_sort
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 from reference.policy import RIGHT, Policy
 from reference.split import split_module
 

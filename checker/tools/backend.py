@@ -6,8 +6,7 @@ For each graph: copy it, key the copy with `track_graph`, find its regions once,
 copy in place (behind the checker's gate), check the copy against the original with
 `check_transformation` on the graph's example inputs, log one paragraph, and hand Dynamo the
 ORIGINAL graph's `forward`: whatever the check finds, the user's program computes what it
-computed without fxoracle. This module touches torch objects, so `Any` appears where they cross
-its edge.
+computed without fxoracle.
 """
 
 from __future__ import annotations
@@ -26,8 +25,9 @@ from checker.tools.pipeline import gated_deduplicate
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
-from reference.key.tracker import GraphRegionTracker, track_graph
-from reference.outline.dedup import DedupResult
+from reference.key.offline import track_graph
+from reference.key.tracker import GraphRegionTracker
+from reference.outline.outliner import DedupResult
 
 LOGGER = "fxoracle"
 Transform = Callable[[torch.fx.GraphModule, GraphRegionTracker], DedupResult]

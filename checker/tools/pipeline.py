@@ -28,7 +28,8 @@ from reference.expand.regions import RegionSearch, search_regions
 from reference.graph_copy import copy_graph_module
 from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
-from reference.outline.dedup import DedupResult, deduplicate
+from reference.outline.outliner import DedupResult
+from reference.pipeline import deduplicate
 from reference.split import split_module
 
 Node = torch.fx.Node

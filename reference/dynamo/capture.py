@@ -7,7 +7,6 @@ Dynamo creates gets a `reference.GraphRegionTracker` instead of torch's and node
 pass replaced by a recorder: so the graph is exactly the one torch's pass would see (Dynamo's
 cleanups after the pass, such as dropping unused `size()` calls, have not run yet), keyed live,
 with the graph's own inputs (parameters and buffers included) as they were before the model ran.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations

@@ -18,14 +18,15 @@ import torch
 import torch.fx
 
 from reference.dynamo.capture import capture
-from reference.expand.graph_view import GraphView, NodeIndex
+from reference.expand.graph_view import GraphView
 from reference.expand.lockstep import expand
 from reference.expand.regions import find_identical_regions
+from reference.fx_helpers import NodeIndex
 from reference.key.keys import constant_key, current_global_state, node_key, value_key
-from reference.key.tracker import track_graph
+from reference.key.offline import track_graph
 from reference.outline.contraction import Contraction
-from reference.outline.dedup import deduplicate
 from reference.outline.legality import Refusal
+from reference.pipeline import deduplicate
 from tests.support.models import call
 from tests.support.views import names, view
 

@@ -91,7 +91,7 @@ def _outline_after(inherit: bool) -> tuple[GM, OrderingDeps, Node]:
         inv = call(gm.graph, "inv", torch.cos, n["x"])
     n["after"].replace_all_uses_with(inv)
     gm.graph.erase_node(n["after"])
-    deps.redirect(n["after"], inv, inherit=inherit)
+    deps.redirect(n["after"], inv, keep_erased_deps=inherit)
     stable_topological_sort(gm.graph, deps.as_mapping())
     gm.recompile()
     return gm, deps, inv
@@ -100,7 +100,7 @@ def _outline_after(inherit: bool) -> tuple[GM, OrderingDeps, Node]:
 @pytest.mark.spec("SRT-9", "SRT-10")
 def test_04_exercise_2() -> None:
     """SRT-9: torch's update drops `after`'s own entry, so `inv` has no deps and stays first,
-    reading `x` before the write. SRT-10: with `inherit=True`, `inv` follows `add_`."""
+    reading `x` before the write. SRT-10: with `keep_erased_deps=True`, `inv` follows `add_`."""
     reference, _ = worked_example()
     expected = reference(torch.tensor([0.5, 1.0]))
     dropped, deps, inv = _outline_after(inherit=False)

@@ -15,7 +15,7 @@ from torch.utils._sympy.functions import FloorDiv, PythonMod
 
 from checker.proof.check import check_transformation
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME
-from checker.proof.shapes import (
+from checker.proof.shapes.prove import (
     ShapeFacts,
     SymbolRange,
     prove_equal,
@@ -25,7 +25,8 @@ from checker.proof.shapes import (
 from checker.proof.verdict import Holds, Unknown, Violated
 from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
-from reference.outline.dedup import DedupResult, deduplicate
+from reference.outline.outliner import DedupResult
+from reference.pipeline import deduplicate
 from reference.split import split_module
 from tests.course.test_exercises_04_05 import GM, by_name, child
 from tests.support.corpus import CORPUS_DIR, load_model_file

@@ -93,3 +93,36 @@ def test_every_layer_is_a_package() -> None:
     for name in RANK:
         if name != "checker":
             assert (ROOT.joinpath(*name.split(".")) / "__init__.py").is_file(), name
+
+
+# The reference's folders, one per spec chapter, and its driver: a folder imports only its own
+# modules and lower ranks. The shared helpers (errors, names, fx_helpers, policy, torch_version,
+# graph_copy) sit at the bottom.
+REFERENCE_RANK = {
+    "reference": 0,
+    "reference.effects": 1,
+    "reference.expand": 1,
+    "reference.key": 2,
+    "reference.order": 2,
+    "reference.outline": 3,
+    "reference.split": 3,
+    "reference.pipeline": 4,
+    "reference.dynamo": 5,
+}
+
+
+def reference_folder(module: str) -> str:
+    return max((p for p in REFERENCE_RANK if module == p or module.startswith(p + ".")), key=len)
+
+
+def test_reference_folders_import_down() -> None:
+    graph = import_graph()
+    edges = [(a, b) for a, b in graph.edges if a.startswith("reference.") and b != "reference"]
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, b in edges
+        if reference_folder(a) != reference_folder(b)
+        and REFERENCE_RANK[reference_folder(b)] >= REFERENCE_RANK[reference_folder(a)]
+    )
+    assert not upward, "reference imports that point up or across:\n" + "\n".join(upward)
+    assert len(edges) > 50, "the graph reads the reference's imports"

@@ -7,7 +7,8 @@ import torch._dynamo.output_graph as output_graph
 
 from reference.dynamo.capture import Capture, capture, dynamo_tracker
 from reference.expand.regions import find_identical_regions
-from reference.key.tracker import GraphRegionTracker, track_graph
+from reference.key.offline import track_graph
+from reference.key.tracker import GraphRegionTracker
 from reference.names import qualified_name
 
 

@@ -3,7 +3,7 @@ specs/07-shapes.md). `checker.proof.shapes` asks the questions; this module says
 
 `Encoder` turns sympy into z3 terms with Python's semantics; every partial operator adds its
 definedness condition (a divisor is non-zero, SHP-5) and anything outside the encoded fragment
-raises `Unsupported` (SHP-7). The assumptions come from `checker.proof.shape_facts` (SHP-6).
+raises `Unsupported` (SHP-7). The assumptions come from `checker.proof.shapes.facts` (SHP-6).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import torch
 import torch.utils._sympy.functions as tf
 from sympy.logic.boolalg import BooleanAtom
 
-from checker.proof import z3_adapter as z
-from checker.proof.shape_facts import ShapeFacts
+from checker.proof.shapes import z3_adapter as z
+from checker.proof.shapes.facts import ShapeFacts
 
 SizeLike: TypeAlias = int | torch.SymInt | torch.SymBool | sympy.Basic
 

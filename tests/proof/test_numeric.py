@@ -12,7 +12,7 @@ import torch.fx
 from checker.bench.blocks import feed, repeated_segments
 from checker.proof.check import check_transformation
 from checker.proof.number_inputs import input_sets
-from checker.proof.numbers import BodiesRun, _RuntimeProbe
+from checker.proof.numeric import BodiesRun, _RuntimeProbe
 from checker.proof.report import NUMBERS, RUNTIME, WELL_FORMED
 from checker.proof.runs import differ, tolerance
 from checker.proof.verdict import Holds, Unknown, Violated
@@ -20,7 +20,7 @@ from reference.dynamo.capture import Capture, capture
 from reference.graph_copy import copy_graph_module
 from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 from reference.torch_version import TORCH
 
 

@@ -8,7 +8,6 @@ the one run-and-compare (`checker.proof.runs`: outputs, inputs after the call, g
 CHK-16 tolerance). CHK-17 runs the transformed module as it is, through torch's runtime, on the
 first input set: a failure there, or other numbers, with CHK-6 holding, is torch's runtime's and
 the verdict is Unknown naming the op; an operand the runtime does not take is CHK-1's (RPL-21).
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations

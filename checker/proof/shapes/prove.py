@@ -20,9 +20,9 @@ import sympy
 import torch
 from sympy.logic.boolalg import BooleanAtom
 
-from checker.proof import z3_adapter as z
-from checker.proof.shape_encoding import Encoder, SizeLike, Unsupported
-from checker.proof.shape_facts import NO_FACTS, ShapeFacts, SymbolRange
+from checker.proof.shapes import z3_adapter as z
+from checker.proof.shapes.encoding import Encoder, SizeLike, Unsupported
+from checker.proof.shapes.facts import NO_FACTS, ShapeFacts, SymbolRange
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
 from reference.errors import FxOracleError
 

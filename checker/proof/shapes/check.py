@@ -2,17 +2,17 @@
 module) has the dtype, device, symbolic sizes and strides its callee was traced with (spec
 chapter 06, CHK-5).
 
-The callee's signature is its placeholders' `example_value` (or `val`) metadata. torch's
-deduplication and ours leave subgraph placeholders without metadata; the signature is then the
-operands of the callee's first call in graph order, so every call must agree with the first.
+The callee's signature is its placeholders' `example_value` (or `val`) metadata, which the
+reference sets (RPL-22). torch's deduplication and `split_module` leave subgraph placeholders
+without it; the signature is then the operands of the callee's first call in graph order, so
+every call must agree with the first.
 Sizes and strides are proved equal with z3 (`prove_sizes_equal`) under the facts of the
 ShapeEnv found in any fake value of the graphs; without one the graph is static and the sizes
-are plain ints. This module touches torch objects, so `Any` appears where they cross its edge.
+are plain ints.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -21,18 +21,12 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_leaves
 
-from checker.proof.shapes import NO_FACTS, ShapeFacts, prove_sizes_equal
+from checker.proof.graphs import called_module, graph_modules, value_of
+from checker.proof.shapes.prove import NO_FACTS, ShapeFacts, prove_sizes_equal
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
-from checker.proof.wellformed import graph_modules
-from reference.fx_helpers import attribute
-from reference.names import INVOKE
+from reference.fx_helpers import example_value
 
 Node = torch.fx.Node
-
-
-def meta_value(node: Node) -> Any:
-    """The node's example value: Dynamo's `example_value`, else export's `val`, else None."""
-    return node.meta.get("example_value", node.meta.get("val"))
 
 
 def find_shape_env(modules: Sequence[torch.fx.GraphModule]) -> ShapeEnv | None:
@@ -40,7 +34,7 @@ def find_shape_env(modules: Sequence[torch.fx.GraphModule]) -> ShapeEnv | None:
     for gm in modules:
         for _, module in graph_modules(gm):
             for node in module.graph.nodes:
-                for leaf in tree_leaves(meta_value(node)):
+                for leaf in tree_leaves(example_value(node)):
                     env = _shape_env_of(leaf)
                     if env is not None:
                         return env
@@ -106,7 +100,7 @@ def check_call_shapes(gm: torch.fx.GraphModule, facts: ShapeFacts, timeout_ms: i
     unknown: list[str] = []
     for path, module in graph_modules(gm):
         for node in module.graph.nodes:
-            call = _call(module, node)
+            call = called_module(module, node)
             if call is None:
                 continue
             callee, operands = call
@@ -125,22 +119,6 @@ def check_call_shapes(gm: torch.fx.GraphModule, facts: ShapeFacts, timeout_ms: i
     return Unknown("CHK-5: " + "; ".join(unknown[:3])) if unknown else Holds()
 
 
-Call = tuple[torch.fx.GraphModule, list[Node]]
-
-
-def _call(module: torch.fx.GraphModule, node: Node) -> Call | None:
-    """The callee and the node operands of a call of a graph module, else None."""
-    if node.op == "call_function" and node.target is INVOKE and isinstance(node.args[0], Node):
-        callee, operands = attribute(module, str(node.args[0].target)), node.args[2:]
-    elif node.op == "call_module":
-        callee, operands = attribute(module, str(node.target)), node.args
-    else:
-        return None
-    if not isinstance(callee, torch.fx.GraphModule):
-        return None
-    return callee, [a for a in operands if isinstance(a, Node)]
-
-
 def _signature(
     callee: torch.fx.GraphModule,
     operands: Sequence[Node],
@@ -148,38 +126,11 @@ def _signature(
 ) -> tuple[Any, ...]:
     """The placeholders' metadata, or else the first call's operands (remembered)."""
     placeholders = [n for n in callee.graph.nodes if n.op == "placeholder"]
-    if all(meta_value(p) is not None for p in placeholders):
-        return tuple(meta_value(p) for p in placeholders)
+    if all(example_value(p) is not None for p in placeholders):
+        return tuple(example_value(p) for p in placeholders)
     for known, signature in signatures:
         if known is callee:
             return signature
-    signature = tuple(meta_value(o) for o in operands)
+    signature = tuple(example_value(o) for o in operands)
     signatures.append((callee, signature))
     return signature
-
-
-def value_of(module: torch.fx.GraphModule, node: Node) -> Any:
-    """The node's example value; for a call of a graph module without one (split_module leaves
-    none), the value its callee returns, and a getitem's element of that."""
-    found = meta_value(node)
-    if found is not None:
-        return found
-    if node.op == "call_module":
-        callee = attribute(module, str(node.target))
-        if isinstance(callee, torch.fx.GraphModule):
-            output = next(n for n in callee.graph.nodes if n.op == "output")
-            return _returned(callee, output.args[0])
-    if node.op == "call_function" and node.target is operator.getitem:
-        source, index = node.args[0], node.args[1]
-        whole = value_of(module, source) if isinstance(source, Node) else None
-        if isinstance(whole, tuple | list) and isinstance(index, int) and index < len(whole):
-            return whole[index]
-    return None
-
-
-def _returned(callee: torch.fx.GraphModule, value: Any) -> Any:
-    if isinstance(value, Node):
-        return value_of(callee, value)
-    if isinstance(value, tuple | list):
-        return tuple(_returned(callee, v) for v in value)
-    return None

@@ -1,5 +1,5 @@
 """What the ShapeEnv knows about the symbols, as data: ranges and assumptions (SHP-6,
-specs/07-shapes.md). `checker.proof.shape_encoding` turns these facts into z3 constraints.
+specs/07-shapes.md). `checker.proof.shapes.encoding` turns these facts into z3 constraints.
 """
 
 from __future__ import annotations

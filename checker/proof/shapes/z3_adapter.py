@@ -3,9 +3,8 @@
 z3 ships no types, so mypy sees it as `Any`; every `Any` stays inside this file. Callers build
 `Term`s through a `Session` (one z3 context and one solver with a per-query timeout) and the
 free functions below, then ask `Session.check()` for a `CheckResult`. The *meaning* of torch's
-operators (floor division, Python modulo, truncation, ...) is not here:
-`checker/proof/shapes.py` builds it from these primitives, so the wrapper stays small enough to
-trust. SHP-8.
+operators (floor division, Python modulo, truncation, ...) is not here: `encoding` builds it
+from these primitives, so the wrapper stays small enough to trust. SHP-8.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests for `redirect(..., inherit=True)`: the ordering constraints that survive region
+"""Tests for `redirect(..., keep_erased_deps=True)`: the ordering constraints that survive region
 replacement (spec chapter 04, SRT-9 and SRT-10).
 
 On random erasure sequences every constraint survives on the images of its ends, where torch's
@@ -41,20 +41,20 @@ def _lost_constraints(
 
 
 @pytest.mark.spec("SRT-10", "SRT-9")
-def test_srt10_inherit_keeps_every_constraint_torch_drops_some() -> None:
-    """SRT-10: with `inherit=True` every ordering constraint survives the erasures (on the
+def test_srt10_keeping_erased_deps_keeps_every_constraint_torch_drops_some() -> None:
+    """SRT-10: with `keep_erased_deps=True` every ordering constraint survives the erasures (on the
     images of its ends) and no node lists itself; torch's update loses some."""
     lost_by_torch = 0
     for seed in range(120):
         g, mutated = random_graph(seed, with_grad=False)
         steps = random_erasures(g, random.Random(seed))
-        for inherit in (True, False):
+        for keep in (True, False):
             deps = OrderingDeps.from_graph(g, mutated)
             original = deps.as_mapping()
             for erased, to in steps:
-                deps.redirect(erased, to, inherit=inherit)
+                deps.redirect(erased, to, keep_erased_deps=keep)
             lost = _lost_constraints(original, deps, steps)
-            if inherit:
+            if keep:
                 assert lost == 0, f"seed {seed}"
                 assert all(k not in v for k, v in deps.as_mapping().items()), f"seed {seed}"
             lost_by_torch += lost
@@ -118,8 +118,8 @@ def _sorted_late_read(mode: str) -> Graph:
         _stable_topological_sort(g, theirs)
         return g
     deps = OrderingDeps.from_graph(g, mutated)
-    inherit = mode == "ours-inherit"
-    _replace_by_region_call(g, regions, lambda e, to: deps.redirect(e, to, inherit=inherit))
+    keep = mode == "ours-inherit"
+    _replace_by_region_call(g, regions, lambda e, to: deps.redirect(e, to, keep_erased_deps=keep))
     stable_topological_sort(g, deps.as_mapping())
     return g
 
@@ -127,7 +127,7 @@ def _sorted_late_read(mode: str) -> Graph:
 @pytest.mark.spec("SRT-10")
 def test_srt10_upstream_dropped_constraint_reads_before_the_mutation() -> None:
     """SRT-10 Upstream: torch's update drops a1's "after mul_" constraint, so the sort runs A(y)
-    before `y.mul_(2)`: a wrong result. With `inherit=True` the call keeps it."""
+    before `y.mul_(2)`: a wrong result. With `keep_erased_deps=True` the call keeps it."""
     eager = _run_late_read(_late_read_graph()[0])
     results: dict[str, torch.Tensor] = {}
     for mode in ("torch", "ours", "ours-inherit"):
