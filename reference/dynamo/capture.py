@@ -25,6 +25,7 @@ from torch.utils._ordered_set import OrderedSet
 from reference.effects.node_effects import WRITES_META
 from reference.errors import FxOracleError, describe
 from reference.graph_copy import copy_graph, copy_graph_module
+from reference.key.keys import ORIGIN_META
 from reference.key.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
@@ -175,6 +176,7 @@ def _recorded(out: Any, dynamic: bool) -> Capture:
         theirs = remap_torch_tracker(tracker.torch, found.nodes)
     ours = tracker.remapped(found.nodes)
     record_writes(found.gm.graph, ours.node_to_mutated_arg_positions)
+    record_origins(found.gm.graph, ours)
     return Capture(found.gm, ours, inputs, dynamic, theirs)
 
 
@@ -184,6 +186,15 @@ def record_writes(graph: torch.fx.Graph, seen: Mapping[Node, Iterable[int]]) -> 
     for node in graph.nodes:
         if node.op.startswith("call_"):
             node.meta[WRITES_META] = tuple(sorted(set(seen.get(node, ()))))
+
+
+def record_origins(graph: torch.fx.Graph, tracker: GraphRegionTracker) -> None:
+    """Store on every keyed node where it was created and the global state it was keyed under
+    (`keys.Origin`), so that a pass with its own key can read them from the graph (TRK-2)."""
+    for node in graph.nodes:
+        origin = tracker.origin(node)
+        if origin is not None:
+            node.meta[ORIGIN_META] = origin
 
 
 def remap_torch_tracker(tracker: Any, nodes: Mapping[Node, Node]) -> Any:

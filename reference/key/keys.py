@@ -58,6 +58,19 @@ class CallSite:
     offset: int | None
 
 
+ORIGIN_META = "fxoracle_origin"  # node.meta key of a captured node's `Origin`
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where the user's code created a node and the global state at tracking time: the parts of
+    its key that node metadata does not carry otherwise (TRK-2, TRK-6). Capture stores it in
+    `node.meta[ORIGIN_META]` for every keyed node."""
+
+    call_site: CallSite | None
+    global_state: GlobalState
+
+
 @dataclass(frozen=True, slots=True)
 class TensorMeta:
     """A tensor argument's metadata (TRK-4): what an op's result can depend on besides values."""

@@ -20,6 +20,7 @@ from reference.key.keys import (
     CallSite,
     GlobalState,
     NodeKey,
+    Origin,
     Unkeyable,
     current_global_state,
     node_key,
@@ -119,6 +120,11 @@ class GraphRegionTracker:
         bucket.append(node)
         self.node_to_key[node] = key
         self.node_to_duplicates[node] = bucket
+
+    def origin(self, node: Node) -> Origin | None:
+        """The call site and global state `node` was keyed with; None when it is untracked."""
+        key = self.node_to_key.get(node)
+        return None if key is None else Origin(key.call_site, key.global_state)
 
     @property
     def hash_to_duplicates(self) -> dict[NodeKey, list[Node]]:
