@@ -24,7 +24,7 @@ from checker.io.model_file import load_model_file, model_names
 from checker.io.out_paths import check_outputs
 from checker.io.reports import to_json, write_atomically
 from checker.io.user_code import what_raised
-from checker.tools.pipeline import Split
+from checker.tools.checked_pipeline import Split
 from reference.errors import FxOracleError
 
 if TYPE_CHECKING:

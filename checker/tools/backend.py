@@ -21,7 +21,7 @@ import torch
 import torch.fx
 
 from checker.proof.check import check_transformation
-from checker.tools.pipeline import gated_deduplicate
+from checker.tools.checked_pipeline import gated_deduplicate
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module

@@ -15,8 +15,8 @@ import torch.fx
 
 from checker.io.model_file import load_model_file
 from checker.io.user_code import shown_name
+from checker.tools.checked_pipeline import gated_deduplicate
 from checker.tools.outcomes import region_outcomes
-from checker.tools.pipeline import gated_deduplicate
 from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
 from reference.expand.graph_view import GraphView

@@ -1,4 +1,4 @@
-"""The verify pipeline: key, expand, prove, replace, check, and optionally split (README).
+"""The verify pipeline: key, expand, prove and replace through the gate, check, split (README).
 
 `run_pipeline(gm, tracker)` finds the region groups once, deduplicates `gm` in place with the
 checker's gate (RPL-11: the replacer never replaces a group the gate did not prove), then checks
