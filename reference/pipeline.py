@@ -4,6 +4,7 @@
       1. key      track_graph                  reference/key      chapter 01
       2. expand   search_regions               reference/expand   chapter 02
       3. outline  Outliner.outline_group       reference/outline  chapter 03
+                  (the gate hook, `gate=`, may veto a group: checker/proof/gate.py is one)
       4. order    stable_topological_sort      reference/order    chapter 04
 
 Keying gives every node a key; nodes with equal keys compute the same thing. Expansion grows

@@ -1,6 +1,6 @@
 """Graph modules from files: a Python file that defines `gm` and `example_inputs`, or the same
 two saved with `torch.save` (spec chapter 10, FIL-1 and FIL-4; the keys are chapter 01's
-offline mode, TRK-6).
+offline mode, TRK-10).
 
 A Python file is code and runs (what it raises is bad input, naming the file). A `torch.save`
 file is a pickle, which can run anything while it is read: it is loaded only when the user

@@ -1,5 +1,5 @@
 """Loaders: user graphs in, as graph modules the tracker can key (spec chapter 06, `fxoracle
-verify` inputs; the keys are chapter 01's offline mode, TRK-6).
+verify` inputs; the keys are chapter 01's offline mode, TRK-10).
 
 Four kinds of input:
 

@@ -1,6 +1,6 @@
 """`verify_backend()`: a `torch.compile` backend that checks fxoracle's deduplication on every
 graph Dynamo captures, and runs the user's graph untouched (spec chapter 06, CHK; the keys are
-chapter 01's offline mode, TRK-6).
+chapter 01's offline mode, TRK-10).
 
 For each graph: copy it, key the copy with `track_graph`, find its regions once, deduplicate the
 copy in place (behind the checker's gate), check the copy against the original with

@@ -17,7 +17,7 @@
   type metadata on subgraph placeholders), for tests that compare printed graphs.
 
 When the output graph's tracker is not fxoracle's (Dynamo ran with torch's), the graph is keyed
-offline from node metadata (`track_graph`, TRK-6).
+offline from node metadata (`track_graph`, TRK-10).
 """
 
 from __future__ import annotations

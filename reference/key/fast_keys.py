@@ -113,7 +113,7 @@ class KeyCache:
         """Each node but the output with its raw key (or the `Unkeyable` that stopped it, as
         `keys.node_key` raises it) and whether it may write an argument. The call site comes
         from the `stack_trace`; the global state is `state`, except grad mode, which follows
-        the graph's own `_set_grad_enabled` calls (TRK-6). Offline keying's hot loop: memo hits
+        the graph's own `_set_grad_enabled` calls (TRK-10). Offline keying's hot loop: memo hits
         are read inline, and a fake tensor value is described as its node goes by."""
         state_id = self._states.id_of(state)
         node_ids, trace_ids, targets = self._node_ids, self._trace_ids, self._targets

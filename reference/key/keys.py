@@ -64,7 +64,7 @@ ORIGIN_META = "fxoracle_origin"  # node.meta key of a captured node's `Origin`
 @dataclass(frozen=True, slots=True)
 class Origin:
     """Where the user's code created a node and the global state at tracking time: the parts of
-    its key that node metadata does not carry otherwise (TRK-2, TRK-6). Capture stores it in
+    its key that node metadata does not carry otherwise (TRK-2, TRK-10). Capture stores it in
     `node.meta[ORIGIN_META]` for every keyed node."""
 
     call_site: CallSite | None
@@ -291,7 +291,9 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
-    """The innermost frame of a node's `stack_trace` (offline mode, TRK-6); no bytecode offset."""
+    """The innermost frame a node's `stack_trace` records (offline mode, TRK-10); no bytecode
+    offset. Dynamo leaves torch's own files out of `stack_trace`, so a call inside one of
+    torch's `nn` modules has the user's line that called the module."""
     if not stack_trace:
         return None
     frames = list(_FRAME.finditer(stack_trace))

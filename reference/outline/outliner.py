@@ -1,9 +1,9 @@
-"""Outlining, one region group at a time (spec chapter 03, RPL): `Outliner.outline_group` plans
-the subgraph (`plan`), asks for the first refusal (`legality`, then the gate hook, then RPL-25's
-`contraction`), builds and installs the subgraph and replaces each accepted region by a call
-(`replace`), keeping the alias DB and the ordering dependencies up to date. What it did is a
-`DedupResult`. `reference.pipeline` drives it over every group and sorts the graph after.
-"""
+"""Outlining, one region group at a time (spec chapter 03, RPL): `Outliner.outline_group` plans the
+subgraph (`plan`), asks for the first refusal (`legality`'s rules on the whole group, the gate hook,
+`legality`'s rules on each region, then RPL-25's `contraction`), builds and installs the subgraph
+and replaces each accepted region by a call (`replace`), keeping the alias DB and the ordering
+dependencies up to date. What it did is a `DedupResult`. `reference.pipeline` drives it over every
+group and sorts the graph after."""
 
 from __future__ import annotations
 
