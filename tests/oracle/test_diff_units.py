@@ -13,21 +13,21 @@ import torch
 import torch.fx
 
 from checker.io.model_file import load_model_file, model_from_source
-from checker.oracle.canon import (
-    Unwritable,
+from checker.oracle.compare.canon import (
     canonical_graph,
     first_difference,
-    graph_source,
     order_faults,
     region_faults,
-    target_expr,
 )
-from checker.oracle.cases import SplitCase, partition_ids
-from checker.oracle.compare import sort_case, split_case
-from checker.oracle.diff import make_sides, run_diff
-from checker.oracle.impls import load_impl
+from checker.oracle.compare.graph_level import sort_case, split_case
+from checker.oracle.diff.driver import run_diff
 from checker.oracle.protocol import parts_of
-from checker.oracle.shrink import ddmin, keep_units, source_units, strip_metadata
+from checker.oracle.repro.ddmin import ddmin
+from checker.oracle.repro.graph_source import Unwritable, graph_source, target_expr
+from checker.oracle.repro.source_reduce import keep_units, source_units, strip_metadata
+from checker.oracle.sides.cases import SplitCase, partition_ids
+from checker.oracle.sides.impls import load_impl
+from checker.oracle.sides.sides import make_sides
 from reference.errors import FxOracleError
 
 

@@ -19,12 +19,12 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from checker.cli import main
-from checker.oracle.campaign_bar import CampaignBar
-from checker.oracle.campaign_pool import process_pool
-from checker.oracle.divergence import Kind
-from checker.oracle.fuzz import Campaign, run_campaign
-from checker.oracle.fuzz_tasks import diff_random, diff_task, sides_for
-from checker.oracle.run import model_caches_dropped
+from checker.oracle.campaign.findings import Campaign
+from checker.oracle.campaign.fuzz import CampaignBar, run_campaign
+from checker.oracle.campaign.tasks import diff_random, diff_task, sides_for
+from checker.oracle.compare.divergence import Kind
+from checker.oracle.compare.run import model_caches_dropped
+from checker.oracle.pool.pool import process_pool
 from reference.dynamo.capture import capture
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.paths import ROOT

@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from checker.io.model_file import Model, load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.divergence import Blame, Component, Divergence, Kind
-from checker.oracle.known_bugs import CATALOGUE, classified, identify, known_for
+from checker.oracle.compare.divergence import Blame, Divergence, Kind
+from checker.oracle.compare.known_bugs import CATALOGUE, classified, identify, known_for
+from checker.oracle.diff.driver import run_diff
+from checker.oracle.sides.sides import Component
 from tests.support.corpus import CORPUS_DIR
 from tests.support.models import njt_blocks, njt_inputs
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from checker.io.out_paths import is_stream
 from checker.io.reports import write_atomically
-from checker.oracle.divergence import Divergence
-from checker.oracle.fuzz_tasks import Outcome, ReproFile
+from checker.oracle.campaign.tasks import Outcome, ReproFile
+from checker.oracle.compare.divergence import Divergence
 from reference.errors import FxOracleError
 from reference.torch_version import TORCH
 

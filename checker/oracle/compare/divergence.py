@@ -1,9 +1,9 @@
 """A divergence between the two sides of a diff, and who is to blame (spec chapter 08, DIF-3,
 DIF-4).
 
-Everything here is a closed set, matched with `assert_never`: the component that diverged, the
-kind of divergence, and the blame. `Blame.OTHER` is reported under the other side's label
-(`torch`, `mypkg.mod:Impl`).
+Closed sets, matched with `assert_never`: the kind of divergence and the blame (the component
+that diverged is a `checker.oracle.sides.sides.Component`). `Blame.OTHER` is reported under the
+other side's label (`torch`, `mypkg.mod:Impl`).
 """
 
 from __future__ import annotations
@@ -12,15 +12,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import assert_never
 
-
-class Component(StrEnum):
-    TRACKER = "tracker"
-    DEDUP = "dedup"
-    SORT = "sort"
-    SPLIT = "split"
-
-
-COMPONENTS = tuple(Component)
+from checker.oracle.sides.contract import ContractError, traceback_of
+from checker.oracle.sides.sides import Component, Sides
+from reference.errors import describe
 
 
 class Kind(StrEnum):
@@ -65,7 +59,7 @@ class Divergence:
     detail: str
     other: str
     case: str = ""
-    bug: str = ""  # the catalogued torch bug it is (`checker.oracle.known_bugs`), if any
+    bug: str = ""  # the catalogued torch bug it is (`checker.oracle.compare.known_bugs`), if any
     known: bool = False  # the bug was already known for the installed torch
     traceback: str = ""  # of the exception a side raised, for its author (DIF-12)
 
@@ -103,3 +97,24 @@ class Divergence:
             return ""
         state = "known in" if self.known else "new for"
         return f" [{self.bug}, {state} {torch_label}]"
+
+
+def divergence(
+    sides: Sides, component: Component, kind: Kind, blame: Blame, detail: str, case: str = "",
+    error: BaseException | None = None,
+) -> Divergence:  # fmt: skip
+    """A divergence between `sides`, with the traceback of `error`, the exception a side raised
+    (DIF-12)."""
+    trace = "" if error is None else traceback_of(error)
+    return Divergence(component, kind, blame, detail, sides.label, case, traceback=trace)
+
+
+def crashed(sides: Sides, component: Component, e: BaseException, case: str = "") -> Divergence:
+    """The other side raised `e` where the reference did not."""
+    detail = f"{sides.label} raised {describe(e)}"
+    return divergence(sides, component, Kind.CRASH, Blame.OTHER, detail, case, e)
+
+
+def broke(sides: Sides, component: Component, e: ContractError, case: str = "") -> Divergence:
+    """The other side broke the plug-in contract: its fault, never fxoracle's (DIF-12)."""
+    return divergence(sides, component, Kind.CONTRACT, Blame.OTHER, str(e), case)

@@ -4,8 +4,7 @@ The sort and the splitter take graphs, not model files: both sides get copies of
 the reference's capture. `sort_input` scrambles a copy (`SCRAMBLES`: reversed, or a seeded
 shuffle) and gives torch's ordering deps for it; a `SplitCase` is one split call, a partition
 policy (`partition_ids`) with the order flag and the affix. `SPLIT_CASES` are always run,
-`HOSTILE_SPLIT_CASES` only when asked for (`make_sides(..., hostile=True)`). This module
-touches torch objects, so `Any` appears where they cross its edge.
+`HOSTILE_SPLIT_CASES` only when asked for (`make_sides(..., hostile=True)`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from checker.oracle.divergence import Blame, Component, Divergence, Kind
+from checker.oracle.compare.divergence import Blame, Divergence, Kind
+from checker.oracle.sides.sides import Component
 from reference.torch_version import MIRRORED, TORCH
 
 ALL = MIRRORED  # observed on every release fxoracle mirrors

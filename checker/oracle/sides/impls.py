@@ -1,10 +1,9 @@
 """The built-in implementations under test, and loading a user's (spec chapter 08, DIF-1, DIF-2).
 
 Built in: `reference` (fxoracle's pipeline), `torch` (torch's tracker, `apply_graph_deduplication`,
-`_stable_topological_sort` and `split_module`, through `checker.oracle.torch_side`) and
+`_stable_topological_sort` and `split_module`, through `checker.oracle.sides.torch_side`) and
 `torch-simple` (`split_module_simple`). `load_impl("pkg.mod:attr")` loads a user's object (a
-class is instantiated); the contract it must follow is `checker.oracle.protocol`. This module
-touches torch objects, so `Any` appears where they cross its edge.
+class is instantiated); the contract it must follow is `checker.oracle.protocol`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import torch
 import torch.fx
 
 from checker.io.user_code import user_code, what_raised
-from checker.oracle.cases import PARTITIONED
 from checker.oracle.protocol import (
     PARTS,
     Callback,
@@ -27,7 +25,8 @@ from checker.oracle.protocol import (
     RegionGroups,
     parts_of,
 )
-from checker.oracle.torch_side import torch_dedup, torch_regions
+from checker.oracle.sides.cases import PARTITIONED
+from checker.oracle.sides.torch_side import torch_dedup, torch_regions
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.order.sort import stable_topological_sort

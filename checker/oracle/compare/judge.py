@@ -1,4 +1,4 @@
-"""Judging one side's output on its own (spec chapter 08, DIF-4).
+"""Judging each side's output on its own, and blaming the wrong one (spec chapter 08, DIF-4).
 
 `judge_transformation(original, transformed, inputs, extra_deps)` says whether an output is
 `right`, `wrong` or `unknown` as a `Judgement` with its reason: first by execution (the
@@ -6,8 +6,7 @@ checker's one run-and-compare, `checker.proof.runs`: outputs, inputs after the c
 requires_grad flags and grad mode must match the original's, within the CHK-16 tolerance), then
 by `checker.proof.check.check_transformation`. A run that shows a
 difference is concrete evidence; a checker violation alone is not (`Judgement.concrete`), which
-`checker.oracle.compare.blame` weighs when both sides are wrong. `attempt` runs a side without ever
-raising. This module touches torch objects, so `Any` appears where they cross its edge.
+`blame` weighs when both sides are wrong. `attempt` runs a side without ever raising.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from typing import Any, Literal
 import torch
 import torch.fx
 
+from checker.oracle.compare.divergence import Blame
 from checker.proof import runs
 from checker.proof.check import check_transformation
 from checker.proof.number_inputs import input_sets
@@ -142,3 +142,23 @@ def compare_runs(
 def _after_id(text: str) -> str:
     """A verdict's text without its obligation id: `CHK-6: output 0 ...` -> `output 0 ...`."""
     return text.split(": ", 1)[1].strip() if text.startswith("CHK-") else text.strip()
+
+
+def blame(ours: Judgement, theirs: Judgement, label: str, difference: str) -> tuple[Blame, str]:
+    """(blame, detail) from both sides' judgements (DIF-4)."""
+    if ours.wrong and not theirs.wrong:
+        return Blame.REFERENCE, f"{difference}; reference: {ours.reason}"
+    if theirs.wrong and not ours.wrong:
+        return Blame.OTHER, f"{difference}; {label}: {theirs.reason}"
+    if ours.wrong and ours.concrete != theirs.concrete:  # a run outweighs a checker verdict
+        side, j, other = (
+            (Blame.REFERENCE, ours, theirs) if ours.concrete else (Blame.OTHER, theirs, ours)
+        )
+        name = "reference" if side is Blame.REFERENCE else label
+        return side, f"{difference}; {name}: {j.reason} (other side: {other.reason})"
+    if ours.wrong:
+        return Blame.BOTH, f"{difference}; both wrong: {ours.reason} / {theirs.reason}"
+    if ours.right and theirs.right:
+        return Blame.NEITHER, f"{difference}; both correct"
+    reasons = "; ".join(r for r in (ours.reason, theirs.reason) if r)
+    return Blame.UNKNOWN, f"{difference}; {reasons}"

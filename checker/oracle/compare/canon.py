@@ -10,7 +10,6 @@ the node order, and every `GraphModule` child the graph uses, by attribute name.
 Region groups are compared by node names: both sides capture the same model file, and Dynamo
 names nodes deterministically. `region_faults` says what makes a group wrong whatever the other
 side found: a node in two regions, or corresponding nodes that compute different things.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
@@ -24,10 +23,6 @@ from typing import Any, cast
 import torch
 import torch.fx
 
-# re-exported: the unit tests (and specs/findings.md) name these as `checker.oracle.canon`'s
-from checker.oracle.graph_source import Unwritable as Unwritable
-from checker.oracle.graph_source import graph_source as graph_source
-from checker.oracle.graph_source import target_expr as target_expr
 from reference.fx_helpers import attribute, target_name
 from reference.names import qualified_name
 

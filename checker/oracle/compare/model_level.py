@@ -1,0 +1,190 @@
+"""The model-level components, tracker and dedup, compared on one capture (spec chapter 08,
+DIF-3, DIF-4).
+
+`Subject` runs each side's deduplication of the captured graph once, on its own copy, and judges
+it when a comparison needs it. The tracker's region groups are compared by node names; a group
+is wrong if it overlaps or pairs unequal nodes (`checker.oracle.compare.canon.region_faults`).
+The graphs after the pass are compared by meaning and judged by execution and the checker
+(`checker.oracle.compare.judge`); graphs that mean the same still each run against the original.
+A side that raises is judged wrong, never an exception of the diff; both sides are judged even
+when one of them raised, so "both wrong" is a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property, partial
+
+from checker.oracle.compare.canon import (
+    bucket_faults,
+    canonical_graph,
+    first_difference,
+    only_order_differs,
+    region_faults,
+)
+from checker.oracle.compare.divergence import Blame, Divergence, Kind, broke, crashed, divergence
+from checker.oracle.compare.judge import (
+    Judgement,
+    attempt,
+    blame,
+    compare_runs,
+    judge_transformation,
+)
+from checker.oracle.compare.meaning import same_output
+from checker.oracle.protocol import CapturedGraph, Deduplicates, DedupOutput, FindsRegions
+from checker.oracle.sides.contract import ContractError, dedup_output, region_groups
+from checker.oracle.sides.sides import Component, Sides
+from reference.errors import describe
+from reference.policy import fewest_torch_rules
+
+
+class Subject:
+    """One captured graph under diff, and each side's deduplication of it (run once, lazily,
+    on its own copy)."""
+
+    def __init__(self, graph: CapturedGraph, sides: Sides) -> None:
+        self.graph, self.sides = graph, sides
+
+    @cached_property
+    def ours(self) -> DedupOutput | Exception:
+        try:
+            return self.sides.reference.deduplicate(self.graph.copy())
+        except Exception as e:  # the reference's crash is judged like any side's (DIF-4)
+            return e
+
+    @cached_property
+    def judged_ours(self) -> Judgement:
+        """The reference's output judged on its own (DIF-4), when a comparison needs it."""
+        graph, ours = self.graph, self.ours
+        if isinstance(ours, Exception):
+            return Judgement("wrong", f"raised {describe(ours)}")
+        return judge_transformation(graph.gm, ours.transformed, graph.example_inputs,
+                                    ours.extra_deps)  # fmt: skip
+
+    @cached_property
+    def theirs(self) -> DedupOutput | Exception:
+        other = self.sides.other
+        if not isinstance(other, Deduplicates):
+            return NotImplementedError("no deduplicate")
+        found = attempt(lambda: other.deduplicate(self.graph.copy()))
+        if isinstance(found, Exception):
+            return found
+        try:
+            return dedup_output(found)
+        except ContractError as e:  # the plug-in's fault, reported as such (DIF-12)
+            return e
+
+    def judged_theirs(self, theirs: DedupOutput | Exception) -> Judgement:
+        """The other side's output judged on its own (DIF-4)."""
+        if isinstance(theirs, Exception):
+            return Judgement("wrong", f"raised {describe(theirs)}")
+        graph = self.graph
+        return judge_transformation(graph.gm, theirs.transformed, graph.example_inputs,
+                                    theirs.extra_deps)  # fmt: skip
+
+
+def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
+    """Region groups by node names; faults decide who is wrong (DIF-4)."""
+    reference = subject.ours
+    ours = (
+        sides.reference.find_regions(subject.graph.copy())
+        if isinstance(reference, Exception)
+        else reference.groups
+    )
+    other = sides.other
+    assert isinstance(other, FindsRegions), "DIF-1: the part is implemented"
+    found = attempt(lambda: other.find_regions(subject.graph.copy()))
+    if isinstance(found, Exception):
+        return [crashed(sides, Component.TRACKER, found)]
+    theirs = attempt(lambda: region_groups(found))
+    if isinstance(theirs, ContractError):
+        return [broke(sides, Component.TRACKER, theirs)]
+    if ours == theirs:
+        return []
+    base = subject.graph.gm
+    judged = [Judgement.of_fault(next(iter(region_faults(base, g)), "")) for g in (ours, theirs)]
+    sizes = f"reference {_shape(ours)}, {sides.label} {_shape(theirs)}"
+    if judged[0].right and judged[1].right:  # both valid: is the difference the other's key's?
+        merged = bucket_faults(base, _their_buckets(subject))
+        if merged:
+            detail = f"{sizes}; both valid, {sides.label}'s key merges unequal nodes (TRK-5): "
+            return [
+                divergence(
+                    sides, Component.TRACKER, Kind.REGIONS, Blame.NEITHER, detail + merged[0]
+                )
+            ]
+    found, detail = blame(judged[0], judged[1], sides.label, sizes)
+    return [divergence(sides, Component.TRACKER, Kind.REGIONS, found, detail)]
+
+
+def _their_buckets(subject: Subject) -> tuple[tuple[str, ...], ...]:
+    theirs = subject.theirs
+    return () if isinstance(theirs, Exception) else tuple(theirs.buckets)
+
+
+def _shape(groups: Sequence[Sequence[Sequence[str]]]) -> str:
+    return "[" + ", ".join(f"{len(g)}x{len(g[0])}" for g in groups if g) + "]"
+
+
+def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
+    """The graph right after each side's pass, by meaning; both judged when they differ, and
+    both run against the original even when they agree (DIF-3, DIF-4)."""
+    ours, theirs = subject.ours, subject.theirs
+    if isinstance(theirs, ContractError):
+        return [broke(sides, Component.DEDUP, theirs)]
+    if isinstance(ours, Exception) or isinstance(theirs, Exception):
+        found, detail = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
+                              "the pass crashed")  # fmt: skip
+        error = theirs if isinstance(theirs, Exception) else None
+        return [divergence(sides, Component.DEDUP, Kind.CRASH, found, detail, error=error)]
+    if same_output(ours.transformed, theirs.transformed, sides.strict_order):
+        return _same_form(subject, sides, ours, theirs)
+    a, b = canonical_graph(ours.transformed), canonical_graph(theirs.transformed)
+    kind = Kind.ORDER if only_order_differs(a, b) else Kind.GRAPH
+    difference = first_difference(a, b, ("reference", sides.label))
+    found, detail = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
+                          difference)  # fmt: skip
+    if found in (Blame.NEITHER, Blame.OTHER):
+        detail += _why_they_differ(subject, b)
+    return [divergence(sides, Component.DEDUP, kind, found, detail)]
+
+
+def _same_form(
+    subject: Subject, sides: Sides, ours: DedupOutput, theirs: DedupOutput
+) -> list[Divergence]:
+    """Equal meanings still run: the form leaves out node metadata, which torch's runtime
+    reads (RPL-22: without `val` it runs the body on uninitialised operands), and a semantics
+    both sides share could be wrong. Each side runs on the example inputs against the
+    original; a side whose numbers differ is never in an agreement (DIF-4)."""
+    graph = subject.graph
+    judged = []
+    for side in (ours, theirs):
+        ran = compare_runs(graph.gm, side.transformed, graph.example_inputs)
+        wrong = ran is not None and ran.wrong
+        judged.append(Judgement(ran.verdict, f"example inputs: {ran.reason}") if ran and wrong
+                      else Judgement("right", ""))  # fmt: skip
+    if not any(j.wrong for j in judged):
+        return []
+    found, detail = blame(judged[0], judged[1], sides.label, "the same graph runs differently")
+    kind = Kind.CRASH if any("raised" in j.reason for j in judged if j.wrong) else Kind.GRAPH
+    return [divergence(sides, Component.DEDUP, kind, found, detail)]
+
+
+def _why_they_differ(subject: Subject, theirs: object) -> str:
+    """Why two graphs differ when the reference's is right: other groups, a refusal of the
+    reference, or which of torch's ordering rules, run by the reference, give `theirs`
+    (canonical)."""
+    ours, found = subject.ours, subject.theirs
+    reason = ""
+    if isinstance(ours, Exception):
+        return reason
+    if not isinstance(found, Exception) and ours.groups != found.groups and found.groups:
+        reason += "; they outlined different region groups (see tracker)"
+    if ours.refusals:
+        reason += f"; the reference refused {ours.refusals[0]}"
+    for policy in fewest_torch_rules():
+        rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), policy))
+        if isinstance(rerun, DedupOutput) and canonical_graph(rerun.transformed) == theirs:
+            name = policy.describe_torch_rules()
+            return reason + f"; with torch's {name} the reference gives the same graph"
+    return reason
