@@ -10,8 +10,9 @@ output is judged on its own (`checker.oracle.compare.judge`) when the two differ
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import torch
 import torch.fx
@@ -24,6 +25,7 @@ from checker.oracle.compare.canon import (
 )
 from checker.oracle.compare.divergence import Blame, Divergence, Kind, broke, divergence
 from checker.oracle.compare.judge import (
+    Failure,
     Judgement,
     attempt,
     blame,
@@ -36,7 +38,8 @@ from checker.oracle.protocol import Sorts, Splits
 from checker.oracle.sides.cases import SCRAMBLES, SplitCase, sort_input, split_with
 from checker.oracle.sides.contract import ContractError, same_nodes, split_output
 from checker.oracle.sides.sides import Component, Sides
-from reference.errors import FxOracleError, describe
+
+Node = torch.fx.Node
 
 
 def compare_sort(subject: Subject, sides: Sides) -> list[Divergence]:
@@ -46,39 +49,53 @@ def compare_sort(subject: Subject, sides: Sides) -> list[Divergence]:
 
 def sort_case(base: torch.fx.GraphModule, sides: Sides, scramble: str) -> list[Divergence]:
     """Both sides sort their own scrambled copy of `base`; orders compared by node names."""
-    results = []
+    results: list[Sorted | Failure] = []
     for side in (sides.reference, sides.other):
         assert isinstance(side, Sorts), "DIF-1: the part is implemented"
         gm, deps = sort_input(base, scramble)
         before = [n.name for n in gm.graph.nodes]
         ran = attempt(partial(side.stable_sort, gm.graph, deps))
-        if not isinstance(ran, Exception):
+        if not isinstance(ran, Failure):
             ran = attempt(partial(same_nodes, before, gm.graph))
-        results.append(ran if isinstance(ran, Exception) else (gm, deps))
-    if isinstance(results[1], ContractError):
-        return [broke(sides, Component.SORT, results[1], scramble)]
+        results.append(ran if isinstance(ran, Failure) else Sorted(gm, deps))
+    theirs = results[1]
+    if isinstance(theirs, Failure) and isinstance(theirs.error, ContractError):
+        return [broke(sides, Component.SORT, theirs.error, scramble)]
     return _sort_divergence(results, sides, scramble)
 
 
-def _sort_divergence(results: list[Any], sides: Sides, scramble: str) -> list[Divergence]:
-    names = [[n.name for n in r[0].graph.nodes] if isinstance(r, tuple) else None for r in results]
+@dataclass(frozen=True, slots=True)
+class Sorted:
+    """A side's sorted copy of the graph, and the deps it was sorted with."""
+
+    gm: torch.fx.GraphModule
+    deps: Mapping[Node, Sequence[Node]]
+
+    def names(self) -> list[str]:
+        return [n.name for n in self.gm.graph.nodes]
+
+
+def _sort_divergence(
+    results: Sequence[Sorted | Failure], sides: Sides, scramble: str
+) -> list[Divergence]:
+    names = [r.names() if isinstance(r, Sorted) else None for r in results]
     if names[0] is not None and names[0] == names[1]:
         return []
     verdicts = []
     for r in results:
-        fault = f"raised {describe(r)}" if isinstance(r, Exception) else order_faults(*r)
+        fault = str(r) if isinstance(r, Failure) else order_faults(r.gm, r.deps)
         verdicts.append(Judgement.of_fault(fault))
-    if all(isinstance(r, Exception) for r in results):
+    if all(isinstance(r, Failure) for r in results):
         return []
-    kind = Kind.CRASH if any(isinstance(r, Exception) for r in results) else Kind.ORDER
+    kind = Kind.CRASH if any(isinstance(r, Failure) for r in results) else Kind.ORDER
     found, detail = blame(verdicts[0], verdicts[1], sides.label, "orders differ")
-    error = results[1] if isinstance(results[1], Exception) else None
+    theirs = results[1]
+    error = theirs.error if isinstance(theirs, Failure) else None
     return [divergence(sides, Component.SORT, kind, found, detail, scramble, error)]
 
 
 def compare_split(subject: Subject, sides: Sides) -> list[Divergence]:
     """Every split case on the captured graph; both refusing (raising) agrees (DIF-5)."""
-    assert isinstance(sides.other, Splits), "DIF-1: the part is implemented"
     graph = subject.graph
     return [
         d for c in sides.split_cases for d in split_case(graph.gm, graph.example_inputs, sides, c)
@@ -86,49 +103,54 @@ def compare_split(subject: Subject, sides: Sides) -> list[Divergence]:
 
 
 def split_case(
-    gm: torch.fx.GraphModule, inputs: tuple[Any, ...], sides: Sides, case: SplitCase
+    gm: torch.fx.GraphModule, inputs: tuple[object, ...], sides: Sides, case: SplitCase
 ) -> list[Divergence]:
     """Both sides split `gm` under `case`; judged against `gm` on `inputs` if they differ."""
-    outs = [attempt(partial(split_with, side, gm, case)) for side in (sides.reference, sides.other)]
-    if any(isinstance(o, NotImplementedError) for o in outs):
+    other = sides.other
+    assert isinstance(other, Splits), "DIF-1: the part is implemented"
+    ours = attempt(partial(split_with, sides.reference, gm, case))
+    found = attempt(partial(split_with, other, gm, case))
+    if any(isinstance(o, Failure) and o.unsupported for o in (ours, found)):
         return []  # outside what the implementation supports
-    if not isinstance(outs[1], Exception):
-        outs[1] = attempt(partial(split_output, outs[1]))
-    if isinstance(outs[1], ContractError):
-        return [broke(sides, Component.SPLIT, outs[1], str(case))]
-    return _split_divergence(outs, gm, inputs, sides, case)
+    theirs = found if isinstance(found, Failure) else attempt(partial(split_output, found))
+    if isinstance(theirs, Failure) and theirs.broke_contract:
+        assert isinstance(theirs.error, ContractError)
+        return [broke(sides, Component.SPLIT, theirs.error, str(case))]
+    return _split_divergence((ours, theirs), gm, inputs, sides, case)
+
+
+SplitOut = torch.fx.GraphModule | Failure  # a side's split module, or what it raised
 
 
 def _split_divergence(
-    outs: list[Any], gm: torch.fx.GraphModule, inputs: tuple[Any, ...], sides: Sides,
-    case: SplitCase,
+    outs: tuple[SplitOut, SplitOut], gm: torch.fx.GraphModule, inputs: tuple[object, ...],
+    sides: Sides, case: SplitCase,
 ) -> list[Divergence]:  # fmt: skip
     ours, theirs = outs
-    if isinstance(ours, Exception) and not isinstance(ours, FxOracleError):
-        detail = f"reference raised {describe(ours)}"
+    if isinstance(ours, Failure) and not ours.refused:
+        detail = f"reference {ours}"
         return [divergence(sides, Component.SPLIT, Kind.CRASH, Blame.REFERENCE, detail, str(case))]
-    if isinstance(ours, Exception) and isinstance(theirs, Exception):
+    if isinstance(ours, Failure) and isinstance(theirs, Failure):
         return []  # both refuse
-    if not isinstance(ours, Exception) and not isinstance(theirs, Exception):
+    if not isinstance(ours, Failure) and not isinstance(theirs, Failure):
         if same_output(ours, theirs, sides.strict_order):
-            return _same_split(outs, gm, inputs, sides, case)
+            return _same_split((ours, theirs), gm, inputs, sides, case)
         a, b = canonical_graph(ours), canonical_graph(theirs)
         difference = first_difference(a, b, ("reference", sides.label))
         kind = Kind.ORDER if only_order_differs(a, b) else Kind.GRAPH
     else:
-        refused = "reference" if isinstance(ours, Exception) else sides.label
-        error = ours if isinstance(ours, Exception) else theirs
-        difference = f"{refused} raised {describe(error)}"
+        refused = "reference" if isinstance(ours, Failure) else sides.label
+        difference = f"{refused} {ours if isinstance(ours, Failure) else theirs}"
         kind = Kind.REFUSAL if refused == "reference" else Kind.CRASH
     judged = [judge_transformation(gm, o, inputs, None, grad_probes=True) for o in outs]
     found, detail = blame(judged[0], judged[1], sides.label, difference)
-    error = theirs if isinstance(theirs, Exception) else None
+    error = theirs.error if isinstance(theirs, Failure) else None
     return [divergence(sides, Component.SPLIT, kind, found, detail, str(case), error)]
 
 
 def _same_split(
-    outs: list[Any], gm: torch.fx.GraphModule, inputs: tuple[Any, ...], sides: Sides,
-    case: SplitCase,
+    outs: tuple[torch.fx.GraphModule, torch.fx.GraphModule], gm: torch.fx.GraphModule,
+    inputs: tuple[object, ...], sides: Sides, case: SplitCase,
 ) -> list[Divergence]:  # fmt: skip
     """Two splits that mean the same still each run against the original (DIF-4)."""
     ran = [compare_runs(gm, out, inputs) for out in outs]

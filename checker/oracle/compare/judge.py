@@ -13,28 +13,54 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import torch
 import torch.fx
 
 from checker.oracle.compare.divergence import Blame
+from checker.oracle.sides.contract import ContractError
 from checker.proof import runs
 from checker.proof.check import check_transformation
 from checker.proof.number_inputs import input_sets
 from checker.proof.on_cpu import moved_to_cpu
 from checker.proof.verdict import Holds, Unknown
-from reference.errors import describe
+from reference.errors import FxOracleError, describe
 
-Outcome = Any  # a side's result, or the exception it raised
+T = TypeVar("T")
 
 
-def attempt(run: Callable[[], Any]) -> Outcome:
-    """`run()`, or the exception it raised (a side never stops the diff)."""
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """What a side raised instead of returning a result (a side never stops the diff)."""
+
+    error: Exception
+
+    @property
+    def broke_contract(self) -> bool:
+        """A plug-in's result broke the contract: a `contract` divergence (DIF-12)."""
+        return isinstance(self.error, ContractError)
+
+    @property
+    def unsupported(self) -> bool:
+        """The side said the case is outside what it supports (DIF-1)."""
+        return isinstance(self.error, NotImplementedError)
+
+    @property
+    def refused(self) -> bool:
+        """The reference refused bad input (`FxOracleError`)."""
+        return isinstance(self.error, FxOracleError)
+
+    def __str__(self) -> str:
+        return f"raised {describe(self.error)}"
+
+
+def attempt(run: Callable[[], T]) -> T | Failure:
+    """`run()`, or the `Failure` it raised."""
     try:
         return run()
     except Exception as e:
-        return e
+        return Failure(e)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +90,7 @@ class Judgement:
 
 def judge_transformation(
     original: torch.fx.GraphModule,
-    transformed: Any,
+    transformed: torch.fx.GraphModule | Failure,
     inputs: tuple[Any, ...],
     extra_deps: Mapping[torch.fx.Node, Sequence[torch.fx.Node]] | None,
     grad_probes: bool = False,
@@ -73,8 +99,8 @@ def judge_transformation(
     adds the runs of `probes`; not for Dynamo-level passes, whose graphs are specialized to
     the inputs' requires_grad and the caller's grad mode (invoke_subgraph reads them from its
     body's metadata)."""
-    if isinstance(transformed, Exception):
-        return Judgement("wrong", f"raised {describe(transformed)}")
+    if isinstance(transformed, Failure):
+        return Judgement("wrong", str(transformed))
     runs = probes(original, inputs) if grad_probes else [("example inputs", inputs, True)]
     for label, probe, caller_grad in runs:
         ran = compare_runs(original, transformed, probe, caller_grad)
@@ -124,8 +150,8 @@ def compare_runs(
     CUDA device, or captured on fake inputs, runs on the CPU on inputs built from its
     metadata, as CHK-6 does."""
     found = attempt(lambda: input_sets(original, inputs))
-    if isinstance(found, Exception):
-        return Judgement("unknown", f"no inputs to run on: {describe(found)}")
+    if isinstance(found, Failure):
+        return Judgement("unknown", f"no inputs to run on: {describe(found.error)}")
     if found.on_cpu:
         original, transformed = moved_to_cpu(original), moved_to_cpu(transformed)
     verdict = runs.compare_runs(original, transformed, found.sets[0][1], "", caller_grad)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from functools import cached_property, partial
 
 from checker.oracle.compare.canon import (
+    CanonGraph,
     bucket_faults,
     canonical_graph,
     first_difference,
@@ -24,6 +25,7 @@ from checker.oracle.compare.canon import (
 )
 from checker.oracle.compare.divergence import Blame, Divergence, Kind, broke, crashed, divergence
 from checker.oracle.compare.judge import (
+    Failure,
     Judgement,
     attempt,
     blame,
@@ -34,7 +36,6 @@ from checker.oracle.compare.meaning import same_output
 from checker.oracle.protocol import CapturedGraph, Deduplicates, DedupOutput, FindsRegions
 from checker.oracle.sides.contract import ContractError, dedup_output, region_groups
 from checker.oracle.sides.sides import Component, Sides
-from reference.errors import describe
 from reference.policy import fewest_torch_rules
 
 
@@ -46,38 +47,35 @@ class Subject:
         self.graph, self.sides = graph, sides
 
     @cached_property
-    def ours(self) -> DedupOutput | Exception:
-        try:
-            return self.sides.reference.deduplicate(self.graph.copy())
-        except Exception as e:  # the reference's crash is judged like any side's (DIF-4)
-            return e
+    def ours(self) -> DedupOutput | Failure:
+        """The reference's output; its crash is judged like any side's (DIF-4)."""
+        return attempt(lambda: self.sides.reference.deduplicate(self.graph.copy()))
 
     @cached_property
     def judged_ours(self) -> Judgement:
         """The reference's output judged on its own (DIF-4), when a comparison needs it."""
         graph, ours = self.graph, self.ours
-        if isinstance(ours, Exception):
-            return Judgement("wrong", f"raised {describe(ours)}")
+        if isinstance(ours, Failure):
+            return Judgement("wrong", str(ours))
         return judge_transformation(graph.gm, ours.transformed, graph.example_inputs,
                                     ours.extra_deps)  # fmt: skip
 
     @cached_property
-    def theirs(self) -> DedupOutput | Exception:
+    def theirs(self) -> DedupOutput | Failure:
+        """The other side's output, held to the contract (a `ContractError` is the plug-in's
+        fault, reported as such: DIF-12)."""
         other = self.sides.other
         if not isinstance(other, Deduplicates):
-            return NotImplementedError("no deduplicate")
+            return Failure(NotImplementedError("no deduplicate"))
         found = attempt(lambda: other.deduplicate(self.graph.copy()))
-        if isinstance(found, Exception):
+        if isinstance(found, Failure):
             return found
-        try:
-            return dedup_output(found)
-        except ContractError as e:  # the plug-in's fault, reported as such (DIF-12)
-            return e
+        return attempt(lambda: dedup_output(found))
 
-    def judged_theirs(self, theirs: DedupOutput | Exception) -> Judgement:
+    def judged_theirs(self, theirs: DedupOutput | Failure) -> Judgement:
         """The other side's output judged on its own (DIF-4)."""
-        if isinstance(theirs, Exception):
-            return Judgement("wrong", f"raised {describe(theirs)}")
+        if isinstance(theirs, Failure):
+            return Judgement("wrong", str(theirs))
         graph = self.graph
         return judge_transformation(graph.gm, theirs.transformed, graph.example_inputs,
                                     theirs.extra_deps)  # fmt: skip
@@ -88,17 +86,18 @@ def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
     reference = subject.ours
     ours = (
         sides.reference.find_regions(subject.graph.copy())
-        if isinstance(reference, Exception)
+        if isinstance(reference, Failure)
         else reference.groups
     )
     other = sides.other
     assert isinstance(other, FindsRegions), "DIF-1: the part is implemented"
     found = attempt(lambda: other.find_regions(subject.graph.copy()))
-    if isinstance(found, Exception):
-        return [crashed(sides, Component.TRACKER, found)]
+    if isinstance(found, Failure):
+        return [crashed(sides, Component.TRACKER, found.error)]
     theirs = attempt(lambda: region_groups(found))
-    if isinstance(theirs, ContractError):
-        return [broke(sides, Component.TRACKER, theirs)]
+    if isinstance(theirs, Failure):
+        assert isinstance(theirs.error, ContractError), theirs.error
+        return [broke(sides, Component.TRACKER, theirs.error)]
     if ours == theirs:
         return []
     base = subject.graph.gm
@@ -113,13 +112,13 @@ def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
                     sides, Component.TRACKER, Kind.REGIONS, Blame.NEITHER, detail + merged[0]
                 )
             ]
-    found, detail = blame(judged[0], judged[1], sides.label, sizes)
-    return [divergence(sides, Component.TRACKER, Kind.REGIONS, found, detail)]
+    blamed, detail = blame(judged[0], judged[1], sides.label, sizes)
+    return [divergence(sides, Component.TRACKER, Kind.REGIONS, blamed, detail)]
 
 
 def _their_buckets(subject: Subject) -> tuple[tuple[str, ...], ...]:
     theirs = subject.theirs
-    return () if isinstance(theirs, Exception) else tuple(theirs.buckets)
+    return () if isinstance(theirs, Failure) else tuple(theirs.buckets)
 
 
 def _shape(groups: Sequence[Sequence[Sequence[str]]]) -> str:
@@ -130,12 +129,12 @@ def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
     """The graph right after each side's pass, by meaning; both judged when they differ, and
     both run against the original even when they agree (DIF-3, DIF-4)."""
     ours, theirs = subject.ours, subject.theirs
-    if isinstance(theirs, ContractError):
-        return [broke(sides, Component.DEDUP, theirs)]
-    if isinstance(ours, Exception) or isinstance(theirs, Exception):
+    if isinstance(theirs, Failure) and isinstance(theirs.error, ContractError):
+        return [broke(sides, Component.DEDUP, theirs.error)]
+    if isinstance(ours, Failure) or isinstance(theirs, Failure):
         found, detail = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
                               "the pass crashed")  # fmt: skip
-        error = theirs if isinstance(theirs, Exception) else None
+        error = theirs.error if isinstance(theirs, Failure) else None
         return [divergence(sides, Component.DEDUP, Kind.CRASH, found, detail, error=error)]
     if same_output(ours.transformed, theirs.transformed, sides.strict_order):
         return _same_form(subject, sides, ours, theirs)
@@ -170,15 +169,15 @@ def _same_form(
     return [divergence(sides, Component.DEDUP, kind, found, detail)]
 
 
-def _why_they_differ(subject: Subject, theirs: object) -> str:
+def _why_they_differ(subject: Subject, theirs: CanonGraph) -> str:
     """Why two graphs differ when the reference's is right: other groups, a refusal of the
     reference, or which of torch's ordering rules, run by the reference, give `theirs`
     (canonical)."""
     ours, found = subject.ours, subject.theirs
     reason = ""
-    if isinstance(ours, Exception):
+    if isinstance(ours, Failure):
         return reason
-    if not isinstance(found, Exception) and ours.groups != found.groups and found.groups:
+    if not isinstance(found, Failure) and ours.groups != found.groups and found.groups:
         reason += "; they outlined different region groups (see tracker)"
     if ours.refusals:
         reason += f"; the reference refused {ours.refusals[0]}"

@@ -26,7 +26,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from checker.io.model_file import Model
 from checker.oracle.compare.divergence import Blame, Divergence, Kind, divergence
 from checker.oracle.compare.graph_level import compare_sort, compare_split
-from checker.oracle.compare.judge import attempt
+from checker.oracle.compare.judge import Failure, attempt
 from checker.oracle.compare.model_level import Subject, compare_dedup, compare_tracker
 from checker.oracle.protocol import CapturedGraph
 from checker.oracle.sides.impls import uses_torch_tracker
@@ -51,23 +51,21 @@ def _capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
         return found
     component = Component.TRACKER if Component.TRACKER in sides.components else sides.components[0]
     if theirs and isinstance(_capture(model, False), CapturedGraph):
-        detail = f"{sides.label}'s tracker raised {describe(found)}"
+        detail = f"{sides.label}'s tracker {found}"
         return divergence(sides, component, Kind.CRASH, Blame.OTHER, detail)
     plain = attempt(lambda: _torch_only(model))
-    if isinstance(plain, Exception):
+    if isinstance(plain, Failure):
         raise FxOracleError(
-            f"{model.name}: neither side can capture it: {describe(found)}"
-        ) from found
-    detail = f"reference raised {describe(found)}"
+            f"{model.name}: neither side can capture it: {describe(found.error)}"
+        ) from found.error
+    detail = f"reference {found}"
     return divergence(sides, component, Kind.CRASH, Blame.REFERENCE, detail)
 
 
-def _capture(model: Model, with_torch_tracker: bool) -> CapturedGraph | Exception:
-    try:
-        return capture(model.model, model.example_inputs, model.dynamic,
-                       with_torch_tracker=with_torch_tracker)  # fmt: skip
-    except Exception as e:  # told by the caller, never raised
-        return e
+def _capture(model: Model, with_torch_tracker: bool) -> CapturedGraph | Failure:
+    """The capture, or what it raised (told by the caller, never raised)."""
+    return attempt(lambda: capture(model.model, model.example_inputs, model.dynamic,
+                                   with_torch_tracker=with_torch_tracker))  # fmt: skip
 
 
 def _torch_only(model: Model) -> None:
