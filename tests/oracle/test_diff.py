@@ -19,9 +19,9 @@ from checker.io.model_file import Model, load_model_file, model_from_source
 from checker.oracle.compare.run import capture_for, diff_capture
 from checker.oracle.diff.driver import run_diff
 from checker.oracle.diff.report import DiffReport, render_text
-from checker.oracle.protocol import CapturedGraph, DedupOutput
+from checker.oracle.protocol import CapturedGraph
 from checker.oracle.repro.prover import fails_with_assertion
-from checker.oracle.sides.impls import ReferenceImpl
+from checker.oracle.sides.impls import ReferenceImpl, ReferenceOutput
 from checker.oracle.sides.sides import Component, make_sides
 from reference.policy import RIGHT, Policy
 from reference.torch_version import TORCH
@@ -261,7 +261,7 @@ class _Disguised(ReferenceImpl):
     """The reference's pass, but every subgraph module runs other code than its graph says:
     the same meaning, other numbers (only a run shows it)."""
 
-    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> DedupOutput:
+    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> ReferenceOutput:
         out = super().deduplicate(graph, policy)
         for name, sub in out.transformed.named_children():
             if name.startswith("subgraph") and isinstance(sub, torch.fx.GraphModule):

@@ -29,6 +29,7 @@ from checker.oracle.repro.prover import fails_with_assertion
 from checker.oracle.repro.write import write_repros
 from checker.oracle.sides.sides import make_sides
 from reference.dynamo.capture import Capture, capture
+from tests.support.campaigns import finding_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -144,7 +145,7 @@ def test_dif9_fxoracle_bugs_fail_the_campaign(
 ) -> None:
     """DIF-9: an oracle error or a divergence blamed on the reference is fxoracle's own bug:
     the campaign names it and exits 1; torch's bugs are findings, not failures."""
-    found = Campaign(seed=0, against="torch", findings={signature: {"signature": signature}})
+    found = Campaign(seed=0, against="torch", findings={signature: finding_of(signature)})
     monkeypatch.setattr(checker.oracle.campaign.fuzz, "run_campaign", lambda *a, **k: found)
     assert main(["fuzz", "--minutes", "1"]) == status
     named = f"fxoracle's own bugs (DIF-9): {signature}" in capsys.readouterr().out

@@ -21,10 +21,19 @@ from checker.oracle.compare.canon import (
     canonical_graph,
     first_difference,
     only_order_differs,
-    order_faults,
 )
-from checker.oracle.compare.divergence import Blame, Divergence, Kind, broke, divergence
+from checker.oracle.compare.divergence import (
+    Blame,
+    Blamed,
+    Divergence,
+    Evidence,
+    Kind,
+    broke,
+    divergence,
+)
+from checker.oracle.compare.faults import order_faults
 from checker.oracle.compare.judge import (
+    RIGHT,
     Failure,
     Judgement,
     attempt,
@@ -74,6 +83,10 @@ class Sorted:
     def names(self) -> list[str]:
         return [n.name for n in self.gm.graph.nodes]
 
+    def judged(self) -> Judgement:
+        """Wrong when a node precedes a dependency or the output is not last (DIF-4)."""
+        return Judgement.of_fault(order_faults(self.gm, self.deps))
+
 
 def _sort_divergence(
     results: Sequence[Sorted | Failure], sides: Sides, scramble: str
@@ -81,17 +94,14 @@ def _sort_divergence(
     names = [r.names() if isinstance(r, Sorted) else None for r in results]
     if names[0] is not None and names[0] == names[1]:
         return []
-    verdicts = []
-    for r in results:
-        fault = str(r) if isinstance(r, Failure) else order_faults(r.gm, r.deps)
-        verdicts.append(Judgement.of_fault(fault))
+    verdicts = [Judgement.of_failure(r) if isinstance(r, Failure) else r.judged() for r in results]
     if all(isinstance(r, Failure) for r in results):
         return []
     kind = Kind.CRASH if any(isinstance(r, Failure) for r in results) else Kind.ORDER
-    found, detail = blame(verdicts[0], verdicts[1], sides.label, "orders differ")
+    blamed = blame(verdicts[0], verdicts[1], sides.label, "orders differ")
     theirs = results[1]
     error = theirs.error if isinstance(theirs, Failure) else None
-    return [divergence(sides, Component.SORT, kind, found, detail, scramble, error)]
+    return [divergence(sides, Component.SORT, kind, blamed, scramble, error)]
 
 
 def compare_split(subject: Subject, sides: Sides) -> list[Divergence]:
@@ -128,8 +138,8 @@ def _split_divergence(
 ) -> list[Divergence]:  # fmt: skip
     ours, theirs = outs
     if isinstance(ours, Failure) and not ours.refused:
-        detail = f"reference {ours}"
-        return [divergence(sides, Component.SPLIT, Kind.CRASH, Blame.REFERENCE, detail, str(case))]
+        crash = Blamed(Blame.REFERENCE, f"reference {ours}", Evidence(raised=ours.raised))
+        return [divergence(sides, Component.SPLIT, Kind.CRASH, crash, str(case))]
     if isinstance(ours, Failure) and isinstance(theirs, Failure):
         return []  # both refuse
     if not isinstance(ours, Failure) and not isinstance(theirs, Failure):
@@ -143,9 +153,9 @@ def _split_divergence(
         difference = f"{refused} {ours if isinstance(ours, Failure) else theirs}"
         kind = Kind.REFUSAL if refused == "reference" else Kind.CRASH
     judged = [judge_transformation(gm, o, inputs, None, grad_probes=True) for o in outs]
-    found, detail = blame(judged[0], judged[1], sides.label, difference)
+    blamed = blame(judged[0], judged[1], sides.label, difference)
     error = theirs.error if isinstance(theirs, Failure) else None
-    return [divergence(sides, Component.SPLIT, kind, found, detail, str(case), error)]
+    return [divergence(sides, Component.SPLIT, kind, blamed, str(case), error)]
 
 
 def _same_split(
@@ -154,8 +164,8 @@ def _same_split(
 ) -> list[Divergence]:  # fmt: skip
     """Two splits that mean the same still each run against the original (DIF-4)."""
     ran = [compare_runs(gm, out, inputs) for out in outs]
-    judged = [Judgement("right", "") if r is None or not r.wrong else r for r in ran]
+    judged = [RIGHT if r is None or not r.wrong else r for r in ran]
     if not any(j.wrong for j in judged):
         return []
-    found, detail = blame(judged[0], judged[1], sides.label, "the same split runs differently")
-    return [divergence(sides, Component.SPLIT, Kind.GRAPH, found, detail, str(case))]
+    blamed = blame(judged[0], judged[1], sides.label, "the same split runs differently")
+    return [divergence(sides, Component.SPLIT, Kind.GRAPH, blamed, str(case))]

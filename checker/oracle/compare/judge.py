@@ -12,13 +12,20 @@ difference is concrete evidence; a checker violation alone is not (`Judgement.co
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
 import torch
 import torch.fx
 
-from checker.oracle.compare.divergence import Blame
+from checker.oracle.compare.divergence import (
+    NO_EVIDENCE,
+    Blame,
+    Blamed,
+    Evidence,
+    Raised,
+    RunFault,
+)
 from checker.oracle.sides.contract import ContractError
 from checker.proof import runs
 from checker.proof.check import check_transformation
@@ -51,6 +58,10 @@ class Failure:
         """The reference refused bad input (`FxOracleError`)."""
         return isinstance(self.error, FxOracleError)
 
+    @property
+    def raised(self) -> Raised:
+        return Raised.of(self.error)
+
     def __str__(self) -> str:
         return f"raised {describe(self.error)}"
 
@@ -73,6 +84,7 @@ class Judgement:
     verdict: Literal["right", "wrong", "unknown"]
     reason: str
     concrete: bool = True
+    evidence: Evidence = NO_EVIDENCE
 
     @property
     def wrong(self) -> bool:
@@ -83,9 +95,21 @@ class Judgement:
         return self.verdict == "right"
 
     @staticmethod
-    def of_fault(fault: str) -> Judgement:
-        """Wrong with `fault`, or right when there is none."""
-        return Judgement("wrong", fault) if fault else Judgement("right", "")
+    def of_fault(fault: object, evidence: Evidence = NO_EVIDENCE) -> Judgement:
+        """Wrong with `fault` (its text is the reason), or right when there is none."""
+        return Judgement("wrong", str(fault), evidence=evidence) if fault else RIGHT
+
+    @staticmethod
+    def of_failure(failure: Failure) -> Judgement:
+        """Wrong: the side raised instead of giving an output."""
+        return Judgement("wrong", str(failure), evidence=Evidence(raised=failure.raised))
+
+    def labelled(self, label: str) -> Judgement:
+        """The same judgement, its reason prefixed with the run that shows it."""
+        return replace(self, reason=f"{label}: {self.reason}")
+
+
+RIGHT = Judgement("right", "")
 
 
 def judge_transformation(
@@ -100,21 +124,22 @@ def judge_transformation(
     the inputs' requires_grad and the caller's grad mode (invoke_subgraph reads them from its
     body's metadata)."""
     if isinstance(transformed, Failure):
-        return Judgement("wrong", str(transformed))
+        return Judgement.of_failure(transformed)
     runs = probes(original, inputs) if grad_probes else [("example inputs", inputs, True)]
     for label, probe, caller_grad in runs:
         ran = compare_runs(original, transformed, probe, caller_grad)
         # a probe the original cannot run (an in-place update of a leaf that requires grad)
         # is skipped; on the example inputs it makes the verdict unknown
         if ran is not None and (ran.wrong or probe is inputs):
-            return Judgement(ran.verdict, f"{label}: {ran.reason}")
+            return ran.labelled(label)
     report = check_transformation(original, transformed, inputs, extra_deps=extra_deps)
     if report.violations:
         first = report.violations[0]
-        return Judgement("wrong", f"{first.id} {first.name}: {_witness(first.verdict)}", False)
+        reason = f"{first.id} {first.name}: {_witness(first.verdict)}"
+        return Judgement("wrong", reason, False, Evidence(violated=first.id))
     if report.unknowns:
         return Judgement("unknown", f"{report.unknowns[0].id} unknown")
-    return Judgement("right", "")
+    return RIGHT
 
 
 def _witness(verdict: object) -> str:
@@ -159,10 +184,21 @@ def compare_runs(
         return None
     if isinstance(verdict, Unknown):
         return Judgement("unknown", "the original does not run: " + _after_id(verdict.reason))
-    witness = _after_id(verdict.witness)
-    if witness.startswith("the transformed module raised"):  # told as a side's crash is
-        return Judgement("wrong", witness.replace("the transformed module raised", "raised", 1))
-    return Judgement("wrong", f"numbers differ: {witness}")
+    return _ran_differently(_after_id(verdict.witness))
+
+
+def _ran_differently(witness: str) -> Judgement:
+    """Wrong, from the witness of the checker's run-and-compare, which is text: told as a
+    side's crash is when the output raised, else "numbers differ"; what differs (values, or
+    `requires_grad` and the grad mode) becomes its evidence here, where the text enters."""
+    raised = witness.removeprefix("the transformed module raised ")
+    if raised != witness:
+        return Judgement(
+            "wrong", f"raised {raised}", evidence=Evidence(raised=Raised.described(raised))
+        )
+    grad = "requires_grad " in witness or witness.startswith("grad mode ")
+    run = RunFault.GRAD if grad else RunFault.VALUES
+    return Judgement("wrong", f"numbers differ: {witness}", evidence=Evidence(run=run))
 
 
 def _after_id(text: str) -> str:
@@ -170,21 +206,23 @@ def _after_id(text: str) -> str:
     return text.split(": ", 1)[1].strip() if text.startswith("CHK-") else text.strip()
 
 
-def blame(ours: Judgement, theirs: Judgement, label: str, difference: str) -> tuple[Blame, str]:
-    """(blame, detail) from both sides' judgements (DIF-4)."""
+def blame(ours: Judgement, theirs: Judgement, label: str, difference: str) -> Blamed:
+    """The blame from both sides' judgements (DIF-4)."""
     if ours.wrong and not theirs.wrong:
-        return Blame.REFERENCE, f"{difference}; reference: {ours.reason}"
+        return Blamed(Blame.REFERENCE, f"{difference}; reference: {ours.reason}", ours.evidence)
     if theirs.wrong and not ours.wrong:
-        return Blame.OTHER, f"{difference}; {label}: {theirs.reason}"
+        return Blamed(Blame.OTHER, f"{difference}; {label}: {theirs.reason}", theirs.evidence)
     if ours.wrong and ours.concrete != theirs.concrete:  # a run outweighs a checker verdict
         side, j, other = (
             (Blame.REFERENCE, ours, theirs) if ours.concrete else (Blame.OTHER, theirs, ours)
         )
         name = "reference" if side is Blame.REFERENCE else label
-        return side, f"{difference}; {name}: {j.reason} (other side: {other.reason})"
+        detail = f"{difference}; {name}: {j.reason} (other side: {other.reason})"
+        return Blamed(side, detail, j.evidence)
     if ours.wrong:
-        return Blame.BOTH, f"{difference}; both wrong: {ours.reason} / {theirs.reason}"
+        detail = f"{difference}; both wrong: {ours.reason} / {theirs.reason}"
+        return Blamed(Blame.BOTH, detail, theirs.evidence)
     if ours.right and theirs.right:
-        return Blame.NEITHER, f"{difference}; both correct"
+        return Blamed(Blame.NEITHER, f"{difference}; both correct")
     reasons = "; ".join(r for r in (ours.reason, theirs.reason) if r)
-    return Blame.UNKNOWN, f"{difference}; {reasons}"
+    return Blamed(Blame.UNKNOWN, f"{difference}; {reasons}")

@@ -2,12 +2,14 @@
 was already known for the installed torch (spec chapter 08, DIF-11; the bugs are in
 `specs/findings.md`).
 
-Each entry recognises its bug by what the oracle reports, not by the model: the component, the
-kind, and words of the detail the oracle itself wrote (a region pairing two nodes that differ
-only in a constant is B1; a crash on `KeyError: 'example_value'` is N3). A divergence that no
-entry recognises stays unclassified: a new bug, or a known one in a new guise, to triage by
-hand. `known_in` lists the torch releases fxoracle observed the bug on (its own runs of the
-corpus and the real-model tier, `make compat`).
+Each entry recognises its bug by what the oracle found, as fields, never by the words of a
+report: the component, the kind, the case, and the divergence's `Evidence` (a region position
+pairing two nodes that differ only in a constant is B1; a crash raising `KeyError:
+'example_value'` is N3; the reference's refusal RPL-8 is B3; the graph the reference gives
+following torch's mutation order is N9). A divergence that no entry recognises stays
+unclassified: a new bug, or a known one in a new guise, to triage by hand. `known_in` lists the
+torch releases fxoracle observed the bug on (its own runs of the corpus and the real-model tier,
+`make compat`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from checker.oracle.compare.divergence import Blame, Divergence, Kind
+from checker.oracle.compare.divergence import Blame, Divergence, Kind, RunFault
+from checker.oracle.compare.faults import Overlap, Unequal
 from checker.oracle.sides.sides import Component
 from reference.torch_version import MIRRORED, TORCH
 
 ALL = MIRRORED  # observed on every release fxoracle mirrors
-_SIGNATURES = re.compile(r"`(\S+) ([^(`]+)\((.*?)\)`")
+Matches = Callable[[Divergence], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,99 +34,135 @@ class KnownBug:
     id: str
     summary: str
     component: Component
-    matches: Callable[[Divergence], bool]
+    matches: Matches
     known_in: tuple[str, ...] = ALL
 
 
-def _says(*words: str, kind: Kind | None = None, case: str = "") -> Callable[[Divergence], bool]:
-    """The detail holds every word (and, if given, the kind is `kind`, the case names `case`)."""
+def _raised(*words: str, kind: Kind | None = None, error: str = "") -> Matches:
+    """The side raised (in its pass, or when its output ran) an exception of type `error` (any
+    if empty) whose message holds one of `words` (any message if none); the kind is `kind`."""
 
     def matches(d: Divergence) -> bool:
-        fits = (kind is None or d.kind is kind) and case in d.case
-        return fits and all(w in d.detail for w in words)
-
-    return matches
-
-
-def _any(*tests: Callable[[Divergence], bool]) -> Callable[[Divergence], bool]:
-    return lambda d: any(test(d) for test in tests)
-
-
-def _pair_differs(by: str) -> Callable[[Divergence], bool]:
-    """A region position pairs two nodes with the same op and target whose constants differ
-    (`constant`), or whose targets differ (`target`)."""
-
-    def matches(d: Divergence) -> bool:
-        pairs = _SIGNATURES.findall(d.detail)
-        if len(pairs) < 2 or not ("is not" in d.detail or "shares a key" in d.detail):
+        raised = d.evidence.raised
+        if raised is None or (kind is not None and d.kind is not kind):
             return False
-        (op_a, target_a, args_a), (op_b, target_b, args_b) = pairs[:2]
-        if by == "target":
-            return bool(op_a == op_b and target_a != target_b)
-        return bool((op_a, target_a) == (op_b, target_b) and args_a != args_b)
+        return (not error or raised.type == error) and (
+            not words or any(w in raised.message for w in words)
+        )
 
     return matches
 
 
-# torch's tracker pickles a batched or grad-tracking fake tensor; Dynamo reports the vmap and jvp
-# failures as Unsupported without the cause (the capture with the reference's tracker succeeds)
-_N7 = _any(
-    *(
-        _says(w, kind=Kind.CRASH)
-        for w in ("Cannot access storage of", "unimplemented builtin op on tensor arguments")
-    )
-)
+def _pair_differs(by: str) -> Matches:
+    """A region position (or a key) pairs two nodes with the same op and target whose
+    constants differ (`constant`), or with the same op whose targets differ (`target`)."""
+
+    def matches(d: Divergence) -> bool:
+        fault = d.evidence.fault
+        if not isinstance(fault, Unequal):
+            return False
+        a, b = fault.signature, fault.first_signature
+        if by == "target":
+            return a.op == b.op and a.target != b.target
+        return (a.op, a.target) == (b.op, b.target) and a.args != b.args
+
+    return matches
+
+
+def _overlap(d: Divergence) -> bool:
+    return isinstance(d.evidence.fault, Overlap)
+
+
+def _same_meaning(d: Divergence) -> bool:
+    return d.evidence.same_meaning
+
+
+def _refused(invariant: str) -> Matches:
+    """The reference refused the region by `invariant` where the other side outlined it."""
+    return lambda d: d.evidence.refused == invariant
+
+
+def _torch_rule(rule: str) -> Matches:
+    """The reference gives the other side's graph when it follows torch in `rule` (a field of
+    `reference.policy.Policy`)."""
+    return lambda d: rule in d.evidence.torch_rules
 
 
 def _no_binder(d: Divergence) -> bool:
     """`split_module`'s `symbol_to_node[s]` fails: `KeyError: s25` names a size symbol."""
-    return d.kind is Kind.CRASH and re.search(r"KeyError: [su]\d+\b", d.detail) is not None
+    raised = d.evidence.raised
+    if d.kind is not Kind.CRASH or raised is None or raised.type != "KeyError":
+        return False
+    return re.match(r"[su]\d+\b", raised.message) is not None
 
 
-_UNPINNED = _any(_says("grad mode", kind=Kind.ORDER), _says("requires_grad", kind=Kind.ORDER))
+def _unpinned(d: Divergence) -> bool:
+    """An order that moves nodes across a grad-mode switch: torch's rule, or a run whose
+    `requires_grad` or grad mode differs."""
+    grad = d.evidence.run is RunFault.GRAD
+    return d.kind is Kind.ORDER and (grad or _torch_rule("pin_grad_mode")(d))
+
+
+def _in_case(case: str, test: Matches) -> Matches:
+    return lambda d: case in d.case and test(d)
+
+
+def _grad_leak(d: Divergence) -> bool:
+    """A `requires_grad` or grad-mode difference, or a global-state violation (CHK-4)."""
+    return d.evidence.run is RunFault.GRAD or d.evidence.violated == "CHK-4"
+
+
+def _numbers_differ(d: Divergence) -> bool:
+    return d.evidence.run is not None
+
+
 _OLD_ORDER = "keep_original_order=False"
-_GRAD_LEAK = _any(*(_says(w, case=_OLD_ORDER) for w in ("requires_grad", "grad mode", "CHK-4")))
+# torch's tracker pickles a batched or grad-tracking fake tensor; Dynamo reports the vmap and jvp
+# failures as Unsupported without the cause (the capture with the reference's tracker succeeds)
+_N7 = _raised(
+    "Cannot access storage of", "unimplemented builtin op on tensor arguments", kind=Kind.CRASH
+)
 
 CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("B1", "float/str constants are not in torch's key", Component.TRACKER,
              _pair_differs("constant")),
     KnownBug("B2", "the target is not in torch's key", Component.TRACKER, _pair_differs("target")),
-    KnownBug("B4", "overlapping region groups", Component.TRACKER,
-             _says("is in group", "and in group")),
+    KnownBug("B4", "overlapping region groups", Component.TRACKER, _overlap),
     KnownBug("N6", "TF32 set through fp32_precision crashes torch's tracker", Component.TRACKER,
-             _says("legacy and new APIs"), known_in=("2.13.0", "2.14.1")),
+             _raised("legacy and new APIs"), known_in=("2.13.0", "2.14.1")),
     KnownBug("N7", "a functorch-wrapped argument (vmap, grad, jvp) crashes torch's tracker",
              Component.TRACKER, _N7),
     KnownBug("N1", "a tuple output used whole outside the region is erased", Component.DEDUP,
-             _says("Tried to erase Node")),
+             _raised("Tried to erase Node")),
     KnownBug("N3", "a higher-order op's body in a region crashes the pass", Component.DEDUP,
-             _says("KeyError: 'example_value'")),
+             _raised("'example_value'", error="KeyError")),
     KnownBug("N4", "the runtime learns outputs from uninitialised operands", Component.DEDUP,
-             _says("the same graph runs differently"), known_in=("2.13.0",)),
+             _same_meaning, known_in=("2.13.0",)),
     KnownBug("N5", "a subgraph returning a plain int", Component.DEDUP,
-             _says("unexpected int output"), known_in=("2.13.0",)),
+             _raised("unexpected int output"), known_in=("2.13.0",)),
     KnownBug("N8", "an operand of a tensor subclass the runtime has no rule for (NJT)",
-             Component.DEDUP, _says("no rule registered for HOP invoke_subgraph and subclass")),
-    KnownBug("SRT-8", "grad-mode switches are not pinned", Component.DEDUP, _UNPINNED),
-    KnownBug("B3", "one placeholder per node of region 0", Component.DEDUP,
-             _says("the reference refused", "RPL-8")),
+             Component.DEDUP, _raised("no rule registered for HOP invoke_subgraph and subclass")),
+    KnownBug("SRT-8", "grad-mode switches are not pinned", Component.DEDUP, _unpinned),
+    KnownBug("B3", "one placeholder per node of region 0", Component.DEDUP, _refused("RPL-8")),
     KnownBug("B13", "an in-place update between two region nodes", Component.DEDUP,
-             _says("the reference refused", "RPL-9")),
+             _refused("RPL-9")),
     KnownBug("N9", "writes are ordered against direct users only: a read of a view crosses them",
-             Component.DEDUP, _says("SRT-12")),
+             Component.DEDUP, _torch_rule("order_aliases")),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",
-             Component.DEDUP, _says("stable topological sort failed", kind=Kind.CRASH)),
+             Component.DEDUP, _raised("stable topological sort failed", kind=Kind.CRASH)),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
-             _says("SRT-10")),
+             _torch_rule("keep_erased_deps")),
     KnownBug("B9", "a cross-partition size whose symbol has no binder", Component.SPLIT,
              _no_binder),
     KnownBug("affix", "partition_affix with global state: a KeyError", Component.SPLIT,
-             _says("KeyError", kind=Kind.CRASH, case="partition_affix")),
+             _in_case("partition_affix", _raised(kind=Kind.CRASH, error="KeyError"))),
     KnownBug("B7", "keep_original_order=True runs partitions in appearance order",
-             Component.SPLIT, _says("KeyError", kind=Kind.CRASH, case="keep_original_order=True")),
-    KnownBug("B6", "global-state-only partitions run first", Component.SPLIT, _GRAD_LEAK),
+             Component.SPLIT,
+             _in_case("keep_original_order=True", _raised(kind=Kind.CRASH, error="KeyError"))),
+    KnownBug("B6", "global-state-only partitions run first", Component.SPLIT,
+             _in_case(_OLD_ORDER, _grad_leak)),
     KnownBug("N2", "in-place updates are not dependencies between partitions", Component.SPLIT,
-             _says("numbers differ", case=_OLD_ORDER)),
+             _in_case(_OLD_ORDER, _numbers_differ)),
 )  # fmt: skip
 
 

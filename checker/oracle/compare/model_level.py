@@ -13,18 +13,30 @@ when one of them raised, so "both wrong" is a verdict.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields, replace
 from functools import cached_property, partial
+
+import torch.fx
 
 from checker.oracle.compare.canon import (
     CanonGraph,
-    bucket_faults,
     canonical_graph,
     first_difference,
     only_order_differs,
-    region_faults,
 )
-from checker.oracle.compare.divergence import Blame, Divergence, Kind, broke, crashed, divergence
+from checker.oracle.compare.divergence import (
+    Blame,
+    Blamed,
+    Divergence,
+    Evidence,
+    Kind,
+    broke,
+    crashed,
+    divergence,
+)
+from checker.oracle.compare.faults import bucket_faults, region_faults
 from checker.oracle.compare.judge import (
+    RIGHT,
     Failure,
     Judgement,
     attempt,
@@ -33,8 +45,15 @@ from checker.oracle.compare.judge import (
     judge_transformation,
 )
 from checker.oracle.compare.meaning import same_output
-from checker.oracle.protocol import CapturedGraph, Deduplicates, DedupOutput, FindsRegions
+from checker.oracle.protocol import (
+    CapturedGraph,
+    Deduplicates,
+    DedupOutput,
+    FindsRegions,
+    RegionGroups,
+)
 from checker.oracle.sides.contract import ContractError, dedup_output, region_groups
+from checker.oracle.sides.impls import ReferenceOutput
 from checker.oracle.sides.sides import Component, Sides
 from reference.policy import fewest_torch_rules
 
@@ -47,7 +66,7 @@ class Subject:
         self.graph, self.sides = graph, sides
 
     @cached_property
-    def ours(self) -> DedupOutput | Failure:
+    def ours(self) -> ReferenceOutput | Failure:
         """The reference's output; its crash is judged like any side's (DIF-4)."""
         return attempt(lambda: self.sides.reference.deduplicate(self.graph.copy()))
 
@@ -56,7 +75,7 @@ class Subject:
         """The reference's output judged on its own (DIF-4), when a comparison needs it."""
         graph, ours = self.graph, self.ours
         if isinstance(ours, Failure):
-            return Judgement("wrong", str(ours))
+            return Judgement.of_failure(ours)
         return judge_transformation(graph.gm, ours.transformed, graph.example_inputs,
                                     ours.extra_deps)  # fmt: skip
 
@@ -75,7 +94,7 @@ class Subject:
     def judged_theirs(self, theirs: DedupOutput | Failure) -> Judgement:
         """The other side's output judged on its own (DIF-4)."""
         if isinstance(theirs, Failure):
-            return Judgement("wrong", str(theirs))
+            return Judgement.of_failure(theirs)
         graph = self.graph
         return judge_transformation(graph.gm, theirs.transformed, graph.example_inputs,
                                     theirs.extra_deps)  # fmt: skip
@@ -101,19 +120,22 @@ def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
     if ours == theirs:
         return []
     base = subject.graph.gm
-    judged = [Judgement.of_fault(next(iter(region_faults(base, g)), "")) for g in (ours, theirs)]
+    judged = [_judged_groups(base, g) for g in (ours, theirs)]
     sizes = f"reference {_shape(ours)}, {sides.label} {_shape(theirs)}"
     if judged[0].right and judged[1].right:  # both valid: is the difference the other's key's?
         merged = bucket_faults(base, _their_buckets(subject))
         if merged:
             detail = f"{sizes}; both valid, {sides.label}'s key merges unequal nodes (TRK-5): "
-            return [
-                divergence(
-                    sides, Component.TRACKER, Kind.REGIONS, Blame.NEITHER, detail + merged[0]
-                )
-            ]
-    blamed, detail = blame(judged[0], judged[1], sides.label, sizes)
-    return [divergence(sides, Component.TRACKER, Kind.REGIONS, blamed, detail)]
+            why = Blamed(Blame.NEITHER, f"{detail}{merged[0]}", Evidence(fault=merged[0]))
+            return [divergence(sides, Component.TRACKER, Kind.REGIONS, why)]
+    blamed = blame(judged[0], judged[1], sides.label, sizes)
+    return [divergence(sides, Component.TRACKER, Kind.REGIONS, blamed)]
+
+
+def _judged_groups(base: torch.fx.GraphModule, groups: RegionGroups) -> Judgement:
+    """Wrong with the first fault of `groups` (DIF-4), or right."""
+    fault = next(iter(region_faults(base, groups)), None)
+    return Judgement.of_fault(fault, Evidence(fault=fault))
 
 
 def _their_buckets(subject: Subject) -> tuple[tuple[str, ...], ...]:
@@ -132,20 +154,19 @@ def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
     if isinstance(theirs, Failure) and isinstance(theirs.error, ContractError):
         return [broke(sides, Component.DEDUP, theirs.error)]
     if isinstance(ours, Failure) or isinstance(theirs, Failure):
-        found, detail = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
-                              "the pass crashed")  # fmt: skip
+        blamed = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
+                       "the pass crashed")  # fmt: skip
         error = theirs.error if isinstance(theirs, Failure) else None
-        return [divergence(sides, Component.DEDUP, Kind.CRASH, found, detail, error=error)]
+        return [divergence(sides, Component.DEDUP, Kind.CRASH, blamed, error=error)]
     if same_output(ours.transformed, theirs.transformed, sides.strict_order):
         return _same_form(subject, sides, ours, theirs)
     a, b = canonical_graph(ours.transformed), canonical_graph(theirs.transformed)
     kind = Kind.ORDER if only_order_differs(a, b) else Kind.GRAPH
     difference = first_difference(a, b, ("reference", sides.label))
-    found, detail = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
-                          difference)  # fmt: skip
-    if found in (Blame.NEITHER, Blame.OTHER):
-        detail += _why_they_differ(subject, b)
-    return [divergence(sides, Component.DEDUP, kind, found, detail)]
+    blamed = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label, difference)
+    if blamed.blame in (Blame.NEITHER, Blame.OTHER):
+        blamed = _why_they_differ(subject, b, blamed)
+    return [divergence(sides, Component.DEDUP, kind, blamed)]
 
 
 def _same_form(
@@ -160,30 +181,35 @@ def _same_form(
     for side in (ours, theirs):
         ran = compare_runs(graph.gm, side.transformed, graph.example_inputs)
         wrong = ran is not None and ran.wrong
-        judged.append(Judgement(ran.verdict, f"example inputs: {ran.reason}") if ran and wrong
-                      else Judgement("right", ""))  # fmt: skip
+        judged.append(ran.labelled("example inputs") if ran and wrong else RIGHT)
     if not any(j.wrong for j in judged):
         return []
-    found, detail = blame(judged[0], judged[1], sides.label, "the same graph runs differently")
-    kind = Kind.CRASH if any("raised" in j.reason for j in judged if j.wrong) else Kind.GRAPH
-    return [divergence(sides, Component.DEDUP, kind, found, detail)]
+    blamed = blame(judged[0], judged[1], sides.label, "the same graph runs differently")
+    blamed = replace(blamed, evidence=replace(blamed.evidence, same_meaning=True))
+    crash = any(j.evidence.raised is not None for j in judged if j.wrong)
+    return [divergence(sides, Component.DEDUP, Kind.CRASH if crash else Kind.GRAPH, blamed)]
 
 
-def _why_they_differ(subject: Subject, theirs: CanonGraph) -> str:
-    """Why two graphs differ when the reference's is right: other groups, a refusal of the
-    reference, or which of torch's ordering rules, run by the reference, give `theirs`
-    (canonical)."""
+def _why_they_differ(subject: Subject, theirs: CanonGraph, blamed: Blamed) -> Blamed:
+    """`blamed` with why two graphs differ when the reference's is right: other groups, a
+    refusal of the reference, or which of torch's ordering rules, run by the reference, give
+    `theirs` (canonical); each in the detail and, but the groups, in the evidence."""
     ours, found = subject.ours, subject.theirs
-    reason = ""
     if isinstance(ours, Failure):
-        return reason
+        return blamed
+    detail, evidence = blamed.detail, blamed.evidence
     if not isinstance(found, Failure) and ours.groups != found.groups and found.groups:
-        reason += "; they outlined different region groups (see tracker)"
+        detail += "; they outlined different region groups (see tracker)"
     if ours.refusals:
-        reason += f"; the reference refused {ours.refusals[0]}"
+        detail += f"; the reference refused {ours.refusals[0]}"
+        evidence = replace(evidence, refused=ours.refused[0])
     for policy in fewest_torch_rules():
         rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), policy))
         if isinstance(rerun, DedupOutput) and canonical_graph(rerun.transformed) == theirs:
-            name = policy.describe_torch_rules()
-            return reason + f"; with torch's {name} the reference gives the same graph"
-    return reason
+            detail += (
+                f"; with torch's {policy.describe_torch_rules()} the reference gives the same graph"
+            )
+            rules = tuple(f.name for f in fields(policy) if not getattr(policy, f.name))
+            evidence = replace(evidence, torch_rules=rules)
+            break
+    return replace(blamed, detail=detail, evidence=evidence)

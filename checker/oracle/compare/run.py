@@ -24,7 +24,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from checker.io.model_file import Model
-from checker.oracle.compare.divergence import Blame, Divergence, Kind, divergence
+from checker.oracle.compare.divergence import Blame, Blamed, Divergence, Evidence, Kind, divergence
 from checker.oracle.compare.graph_level import compare_sort, compare_split
 from checker.oracle.compare.judge import Failure, attempt
 from checker.oracle.compare.model_level import Subject, compare_dedup, compare_tracker
@@ -51,15 +51,15 @@ def _capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
         return found
     component = Component.TRACKER if Component.TRACKER in sides.components else sides.components[0]
     if theirs and isinstance(_capture(model, False), CapturedGraph):
-        detail = f"{sides.label}'s tracker {found}"
-        return divergence(sides, component, Kind.CRASH, Blame.OTHER, detail)
+        crash = Blamed(Blame.OTHER, f"{sides.label}'s tracker {found}", Evidence(found.raised))
+        return divergence(sides, component, Kind.CRASH, crash)
     plain = attempt(lambda: _torch_only(model))
     if isinstance(plain, Failure):
         raise FxOracleError(
             f"{model.name}: neither side can capture it: {describe(found.error)}"
         ) from found.error
-    detail = f"reference {found}"
-    return divergence(sides, component, Kind.CRASH, Blame.REFERENCE, detail)
+    crash = Blamed(Blame.REFERENCE, f"reference {found}", Evidence(found.raised))
+    return divergence(sides, component, Kind.CRASH, crash)
 
 
 def _capture(model: Model, with_torch_tracker: bool) -> CapturedGraph | Failure:
@@ -102,7 +102,8 @@ def _diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
             where = traceback.extract_tb(e.__traceback__)[-1]
             at = f" at {Path(where.filename).name}:{where.lineno}"
             detail = describe(e) + at
-            found.append(divergence(sides, component, Kind.ORACLE_ERROR, Blame.UNKNOWN, detail))
+            oops = Blamed(Blame.UNKNOWN, detail)
+            found.append(divergence(sides, component, Kind.ORACLE_ERROR, oops))
     return tuple(found)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 import torch
@@ -37,6 +38,14 @@ from reference.split import split_module
 Node = torch.fx.Node
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ReferenceOutput(DedupOutput):
+    """The reference pass's output, with the invariant of each refusal (`RPL-8`), in the order
+    of `refusals`."""
+
+    refused: tuple[str, ...] = ()
+
+
 class ReferenceImpl:
     """fxoracle's reference pipeline, every part."""
 
@@ -45,7 +54,7 @@ class ReferenceImpl:
     def find_regions(self, graph: CapturedGraph) -> RegionGroups:
         return search_regions(graph.gm.graph, graph.tracker.buckets()).group_names()
 
-    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> DedupOutput:
+    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> ReferenceOutput:
         """The reference pass; a `policy` other than the default reproduces some of torch's
         rules (`reference.policy`), for explaining a difference from torch's graph."""
         search = search_regions(graph.gm.graph, graph.tracker.buckets())
@@ -58,7 +67,9 @@ class ReferenceImpl:
         buckets = tuple(
             tuple(n.name for n in b) for b in graph.tracker.buckets().groups if len(b) > 1
         )
-        return DedupOutput(graph.gm, search.group_names(), done.extra_deps, buckets, refusals)
+        refused = tuple(r.id for r in done.refused)
+        return ReferenceOutput(graph.gm, search.group_names(), done.extra_deps, buckets, refusals,
+                               refused)  # fmt: skip
 
     def stable_sort(self, graph: torch.fx.Graph, deps: Mapping[Node, Sequence[Node]]) -> None:
         stable_topological_sort(graph, deps)
