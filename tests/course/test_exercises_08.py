@@ -10,10 +10,11 @@ import torch
 import torch.fx
 
 from checker.io.model_file import load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.divergence import Blame, Component, Kind
-from checker.oracle.meaning import Interner, meaning
+from checker.oracle.compare.divergence import Blame, Kind
+from checker.oracle.compare.meaning import Interner, meaning
+from checker.oracle.diff.driver import run_diff
 from checker.oracle.plugins.example import Example
+from checker.oracle.sides.sides import Component
 from tests.support.corpus import CORPUS_DIR
 
 Node = torch.fx.Node

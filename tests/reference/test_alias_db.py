@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.fx
 
-from checker.oracle.randmodels import random_model
+from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import Capture, capture
 from reference.effects.alias_db import AliasDB
 from reference.expand.regions import search_regions

@@ -14,7 +14,7 @@ import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, extract_tensor_metadata
 
-from checker.oracle.randmodels import random_model
+from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import capture
 from reference.fx_helpers import example_value
 from reference.key.fast_keys import KeyCache

@@ -6,38 +6,29 @@ A canonical form forgets what carries no meaning: node names (a node argument is
 uses (torch leaves one for a fully refused group, RPL-5). It keeps what does: ops, targets
 (printed by `qualified_name`), constants (by `repr`, so `0.5` and `2.0` differ), the wiring,
 the node order, and every `GraphModule` child the graph uses, by attribute name.
-
-Region groups are compared by node names: both sides capture the same model file, and Dynamo
-names nodes deterministically. `region_faults` says what makes a group wrong whatever the other
-side found: a node in two regions, or corresponding nodes that compute different things.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 import torch
 import torch.fx
 
-# re-exported: the unit tests (and specs/findings.md) name these as `checker.oracle.canon`'s
-from checker.oracle.graph_source import Unwritable as Unwritable
-from checker.oracle.graph_source import graph_source as graph_source
-from checker.oracle.graph_source import target_expr as target_expr
 from reference.fx_helpers import attribute, target_name
 from reference.names import qualified_name
 
 Node = torch.fx.Node
-RegionGroups = tuple[tuple[tuple[str, ...], ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class CanonNode:
-    """`op target(args)` with node arguments by position."""
+    """`op target(args)`: node arguments by position in a `CanonGraph`, by their metadata in
+    `faults.node_signature` (what a node computes from its inputs)."""
 
     op: str
     target: str
@@ -164,100 +155,3 @@ def only_order_differs(a: CanonGraph, b: CanonGraph) -> bool:
         return Counter((n.op, n.target) for n in g.nodes)
 
     return a.modules == b.modules and ops(a) == ops(b)
-
-
-def region_faults(gm: torch.fx.GraphModule, groups: RegionGroups) -> tuple[str, ...]:
-    """What is wrong with `groups` over `gm`'s nodes, whatever another side found (DIF-4):
-    an unknown node, a node in two regions, or two corresponding nodes with different ops,
-    targets, constants or input metadata."""
-    by_name = {n.name: n for n in gm.graph.nodes}
-    faults: list[str] = []
-    owner: dict[str, str] = {}
-    for g, group in enumerate(groups):
-        for r, region in enumerate(group):
-            for name in region:
-                if name not in by_name:
-                    faults.append(f"group {g} region {r}: no node {name}")
-                elif name in owner:
-                    faults.append(f"{name} is in {owner[name]} and in group {g} region {r}")
-                owner.setdefault(name, f"group {g} region {r}")
-        faults += _unequal_positions(g, group, by_name)
-    return tuple(faults)
-
-
-def bucket_faults(gm: torch.fx.GraphModule, buckets: Sequence[Sequence[str]]) -> tuple[str, ...]:
-    """Buckets of a tracker's key that hold nodes computing different things (DIF-4)."""
-    by_name = {n.name: n for n in gm.graph.nodes}
-    faults = []
-    for bucket in buckets:
-        found = [by_name[name] for name in bucket if name in by_name]
-        nodes = [n for n in found if n.op not in ("placeholder", "get_attr")]  # never in regions
-        if not nodes:
-            continue
-        sigs = [node_signature(n) for n in nodes]
-        faults += [f"{n.name} `{s}` shares a key with {nodes[0].name} `{sigs[0]}`"
-                   for n, s in zip(nodes, sigs, strict=True) if s != sigs[0]]  # fmt: skip
-    return tuple(faults)
-
-
-def _unequal_positions(
-    g: int, group: Sequence[Sequence[str]], by_name: Mapping[str, Node]
-) -> list[str]:
-    faults = []
-    for position in zip(*group, strict=False):
-        if not all(name in by_name for name in position):
-            continue
-        sigs = [node_signature(by_name[name]) for name in position]
-        for r, sig in enumerate(sigs[1:], start=1):
-            if sig != sigs[0]:
-                faults.append(f"group {g}: {position[r]} `{sig}` is not {position[0]} `{sigs[0]}`")
-    return faults
-
-
-def node_signature(node: Node) -> str:
-    """What a node computes from its inputs: op, target, constants and input metadata."""
-    meta = {a: _meta(a) for a in node.all_input_nodes}
-    args = [_render_meta(a, meta) for a in node.args]
-    args += [f"{k}={_render_meta(v, meta)}" for k, v in node.kwargs.items()]
-    return f"{node.op} {target_name(node)}({', '.join(args)})"
-
-
-def _render_meta(value: Any, meta: Mapping[Node, str]) -> str:
-    if isinstance(value, (tuple, list)):
-        return "(" + ", ".join(_render_meta(v, meta) for v in value) + ")"
-    if isinstance(value, torch.fx.Node):
-        return meta[value]
-    return render(value, {})
-
-
-def _meta(node: Node) -> str:
-    value = node.meta.get("example_value", node.meta.get("val"))
-    if isinstance(value, torch.Tensor):
-        grad = ", grad" if value.requires_grad else ""
-        return f"T{tuple(str(s) for s in value.shape)}:{value.dtype}{grad}"
-    if isinstance(value, (tuple, list)):
-        return "(" + ", ".join(_meta_value(v) for v in value) + ")"
-    return _meta_value(value)
-
-
-def _meta_value(value: Any) -> str:
-    if isinstance(value, torch.Tensor):
-        return f"T{tuple(str(s) for s in value.shape)}:{value.dtype}"
-    return type(value).__name__
-
-
-def order_faults(gm: torch.fx.GraphModule, deps: Mapping[Node, Sequence[Node]]) -> str:
-    """Why `gm`'s node order is not a valid order for its data and `deps` (empty if it is):
-    a node before one of its inputs or extra dependencies, or the output not last (DIF-5)."""
-    nodes = list(gm.graph.nodes)
-    position = {n: i for i, n in enumerate(nodes)}
-    outputs = [n for n in nodes if n.op == "output"]
-    if outputs and outputs[-1] is not nodes[-1]:
-        return f"the output is node {position[outputs[-1]]} of {len(nodes)}, not the last"
-    for node in nodes:
-        for dep in (*node.all_input_nodes, *deps.get(node, ())):
-            if dep not in position:
-                return f"{node.name} depends on {dep.name}, which is not in the graph"
-            if position[dep] > position[node]:
-                return f"{node.name} comes before its dependency {dep.name}"
-    return ""

@@ -4,19 +4,18 @@ The sort and the splitter take graphs, not model files: both sides get copies of
 the reference's capture. `sort_input` scrambles a copy (`SCRAMBLES`: reversed, or a seeded
 shuffle) and gives torch's ordering deps for it; a `SplitCase` is one split call, a partition
 policy (`partition_ids`) with the order flag and the affix. `SPLIT_CASES` are always run,
-`HOSTILE_SPLIT_CASES` only when asked for (`make_sides(..., hostile=True)`). This module
-touches torch objects, so `Any` appears where they cross its edge.
+`HOSTILE_SPLIT_CASES` only when asked for (`make_sides(..., hostile=True)`).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.fx
 
+from checker.oracle.protocol import Splits
 from reference.errors import FxOracleError
 
 Node = torch.fx.Node
@@ -76,12 +75,10 @@ def partition_ids(policy: str, gm: torch.fx.GraphModule) -> dict[Node, int]:
     raise FxOracleError(f"unknown split policy {policy!r}")
 
 
-def split_with(side: Any, gm: torch.fx.GraphModule, case: SplitCase) -> torch.fx.GraphModule:
+def split_with(side: Splits, gm: torch.fx.GraphModule, case: SplitCase) -> torch.fx.GraphModule:
     """`side.split` on `gm` under `case`."""
     ids = partition_ids(case.policy, gm)
-    split: torch.fx.GraphModule = side.split(gm, ids.__getitem__, case.keep_original_order,
-                                             case.affix)  # fmt: skip
-    return split
+    return side.split(gm, ids.__getitem__, case.keep_original_order, case.affix)
 
 
 def sort_input(

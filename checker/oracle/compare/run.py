@@ -3,8 +3,9 @@
 
 `capture_for(model, sides)` is the capture both sides work on (`reference.dynamo.capture.capture`,
 with torch's tracker too when the other side is torch); `diff_capture(graph, sides)` runs each
-chosen component on copies of it (`checker.oracle.compare`). An exception of a side is a
-divergence; an exception of the oracle itself an `oracle-error` divergence, never a crash.
+chosen component on copies of it (`COMPARE`: `model_level` and `graph_level`). An exception of a
+side is a divergence; an exception of the oracle itself an `oracle-error` divergence, never a
+crash.
 Both leave torch's grad and autocast modes as they found them (`torch_modes_kept`): a side that
 raises inside a graph's autocast region would otherwise leave autocast on for every later model
 of the process (DIF-13).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import linecache
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,11 +24,13 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from checker.io.model_file import Model
-from checker.oracle.compare import COMPARE, Sides, Subject
-from checker.oracle.divergence import Blame, Component, Divergence, Kind
-from checker.oracle.impls import uses_torch_tracker
-from checker.oracle.judge import attempt
+from checker.oracle.compare.divergence import Blame, Blamed, Divergence, Evidence, Kind, divergence
+from checker.oracle.compare.graph_level import compare_sort, compare_split
+from checker.oracle.compare.judge import Failure, attempt
+from checker.oracle.compare.model_level import Subject, compare_dedup, compare_tracker
 from checker.oracle.protocol import CapturedGraph
+from checker.oracle.sides.impls import uses_torch_tracker
+from checker.oracle.sides.sides import Component, Sides
 from checker.proof.runs import torch_modes_kept
 from reference.dynamo.capture import capture
 from reference.errors import FxOracleError, describe
@@ -48,23 +51,21 @@ def _capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
         return found
     component = Component.TRACKER if Component.TRACKER in sides.components else sides.components[0]
     if theirs and isinstance(_capture(model, False), CapturedGraph):
-        detail = f"{sides.label}'s tracker raised {describe(found)}"
-        return sides.divergence(component, Kind.CRASH, Blame.OTHER, detail)
+        crash = Blamed(Blame.OTHER, f"{sides.label}'s tracker {found}", Evidence(found.raised))
+        return divergence(sides, component, Kind.CRASH, crash)
     plain = attempt(lambda: _torch_only(model))
-    if isinstance(plain, Exception):
+    if isinstance(plain, Failure):
         raise FxOracleError(
-            f"{model.name}: neither side can capture it: {describe(found)}"
-        ) from found
-    detail = f"reference raised {describe(found)}"
-    return sides.divergence(component, Kind.CRASH, Blame.REFERENCE, detail)
+            f"{model.name}: neither side can capture it: {describe(found.error)}"
+        ) from found.error
+    crash = Blamed(Blame.REFERENCE, f"reference {found}", Evidence(found.raised))
+    return divergence(sides, component, Kind.CRASH, crash)
 
 
-def _capture(model: Model, with_torch_tracker: bool) -> CapturedGraph | Exception:
-    try:
-        return capture(model.model, model.example_inputs, model.dynamic,
-                       with_torch_tracker=with_torch_tracker)  # fmt: skip
-    except Exception as e:  # told by the caller, never raised
-        return e
+def _capture(model: Model, with_torch_tracker: bool) -> CapturedGraph | Failure:
+    """The capture, or what it raised (told by the caller, never raised)."""
+    return attempt(lambda: capture(model.model, model.example_inputs, model.dynamic,
+                                   with_torch_tracker=with_torch_tracker))  # fmt: skip
 
 
 def _torch_only(model: Model) -> None:
@@ -76,6 +77,12 @@ def _torch_only(model: Model) -> None:
         compiled(*model.example_inputs)
     finally:
         torch._dynamo.reset()
+
+
+COMPARE: Mapping[Component, Callable[[Subject, Sides], list[Divergence]]] = {
+    Component.TRACKER: compare_tracker, Component.DEDUP: compare_dedup,
+    Component.SORT: compare_sort, Component.SPLIT: compare_split,
+}  # fmt: skip
 
 
 def diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
@@ -95,7 +102,8 @@ def _diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
             where = traceback.extract_tb(e.__traceback__)[-1]
             at = f" at {Path(where.filename).name}:{where.lineno}"
             detail = describe(e) + at
-            found.append(sides.divergence(component, Kind.ORACLE_ERROR, Blame.UNKNOWN, detail))
+            oops = Blamed(Blame.UNKNOWN, detail)
+            found.append(divergence(sides, component, Kind.ORACLE_ERROR, oops))
     return tuple(found)
 
 
@@ -108,7 +116,7 @@ def model_caches_dropped() -> Iterator[None]:
     model's fake tensors and mode; `ShapeEnv`'s memoized methods are class-level caches keyed
     by the instance. Entries the block adds are removed at its end, the method caches cleared;
     the block is one model, whose modules and tensors are garbage by then. Without it a
-    campaign's process grew by ~0.3 MB a model."""
+    campaign's process grows by ~0.3 MB a model."""
     loader = torch.fx.graph_module._loader
     fake_cache = FakeTensorMode.cache
     sources, dispatches = set(loader.eval_cache), set(fake_cache)

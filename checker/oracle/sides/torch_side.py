@@ -5,8 +5,7 @@ torch's own `GraphRegionTracker` as well, live, while Dynamo builds the graph. `
 asks that tracker for its region groups; `torch_dedup` runs torch's `apply_graph_deduplication`
 on the captured graph through `reference.dynamo.drop_in.ModuleOutputGraph`, as Dynamo calls it: the
 graph right before the pass, torch's tracker, subgraphs installed as `subgraph_<i>`. Nothing
-Dynamo does after the pass hides a bug. This module touches torch objects, so `Any` appears
-where they cross its edge.
+Dynamo does after the pass hides a bug.
 """
 
 from __future__ import annotations

@@ -24,8 +24,10 @@ from collections.abc import Hashable, Sequence
 
 import torch.fx
 
+from checker.oracle.compare.canon import canonical_graph
 from checker.proof.flat import FlatGraph, FlatNode, flatten, structural_key
 from checker.proof.global_state import is_switch, states
+from checker.proof.inline import InlineError
 from reference.effects.alias_db import RNG, StorageClass, StorageClasses
 
 Form = int  # an interned form: equal ints, equal meaning
@@ -97,3 +99,17 @@ class _Forms:
         roots = [i for i, n in enumerate(self.flat.nodes) if n.op in ("placeholder", "get_attr")]
         final = frozenset((self.forms[i], self._now(i)) for i in roots)
         return (self.flat.output, outputs, final, self.versions.get(RNG))
+
+
+def same_output(
+    ours: torch.fx.GraphModule, theirs: torch.fx.GraphModule, strict_order: bool = False
+) -> bool:
+    """The two outputs agree: the same meaning and, with `strict_order`, the same node
+    positions too (DIF-3)."""
+    interner = Interner()
+    try:
+        if meaning(ours, interner) != meaning(theirs, interner):
+            return False
+    except InlineError:  # not the same: the judge then says which side is malformed
+        return False
+    return not strict_order or canonical_graph(ours) == canonical_graph(theirs)

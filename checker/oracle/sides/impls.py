@@ -1,10 +1,9 @@
 """The built-in implementations under test, and loading a user's (spec chapter 08, DIF-1, DIF-2).
 
 Built in: `reference` (fxoracle's pipeline), `torch` (torch's tracker, `apply_graph_deduplication`,
-`_stable_topological_sort` and `split_module`, through `checker.oracle.torch_side`) and
+`_stable_topological_sort` and `split_module`, through `checker.oracle.sides.torch_side`) and
 `torch-simple` (`split_module_simple`). `load_impl("pkg.mod:attr")` loads a user's object (a
-class is instantiated); the contract it must follow is `checker.oracle.protocol`. This module
-touches torch objects, so `Any` appears where they cross its edge.
+class is instantiated); the contract it must follow is `checker.oracle.protocol`.
 """
 
 from __future__ import annotations
@@ -12,13 +11,13 @@ from __future__ import annotations
 import importlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 import torch
 import torch.fx
 
 from checker.io.user_code import user_code, what_raised
-from checker.oracle.cases import PARTITIONED
 from checker.oracle.protocol import (
     PARTS,
     Callback,
@@ -27,7 +26,8 @@ from checker.oracle.protocol import (
     RegionGroups,
     parts_of,
 )
-from checker.oracle.torch_side import torch_dedup, torch_regions
+from checker.oracle.sides.cases import PARTITIONED
+from checker.oracle.sides.torch_side import torch_dedup, torch_regions
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.order.sort import stable_topological_sort
@@ -38,6 +38,14 @@ from reference.split import split_module
 Node = torch.fx.Node
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ReferenceOutput(DedupOutput):
+    """The reference pass's output, with the invariant of each refusal (`RPL-8`), in the order
+    of `refusals`."""
+
+    refused: tuple[str, ...] = ()
+
+
 class ReferenceImpl:
     """fxoracle's reference pipeline, every part."""
 
@@ -46,7 +54,7 @@ class ReferenceImpl:
     def find_regions(self, graph: CapturedGraph) -> RegionGroups:
         return search_regions(graph.gm.graph, graph.tracker.buckets()).group_names()
 
-    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> DedupOutput:
+    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> ReferenceOutput:
         """The reference pass; a `policy` other than the default reproduces some of torch's
         rules (`reference.policy`), for explaining a difference from torch's graph."""
         search = search_regions(graph.gm.graph, graph.tracker.buckets())
@@ -59,7 +67,9 @@ class ReferenceImpl:
         buckets = tuple(
             tuple(n.name for n in b) for b in graph.tracker.buckets().groups if len(b) > 1
         )
-        return DedupOutput(graph.gm, search.group_names(), done.extra_deps, buckets, refusals)
+        refused = tuple(r.id for r in done.refused)
+        return ReferenceOutput(graph.gm, search.group_names(), done.extra_deps, buckets, refusals,
+                               refused)  # fmt: skip
 
     def stable_sort(self, graph: torch.fx.Graph, deps: Mapping[Node, Sequence[Node]]) -> None:
         stable_topological_sort(graph, deps)

@@ -2,11 +2,11 @@
 
 A model is named by a `ModelRef` that a worker loads by itself (a model file's path, or random
 model (seed, index)); each worker builds the sides from the same arguments, diffs the model with
-`diff.diff_model` (writing its repros there) and sends back its `GraphDiff`. The diffs are put
+`driver.diff_model` (writing its repros there) and sends back its `GraphDiff`. The diffs are put
 back in the order the models were given, so the report is the one `--workers 1` gives. The pool
-is the campaign's (`campaign_pool.process_pool`: spawned processes, one thread each, terminated
-on Ctrl-C), one process fewer than `--workers`: this process diffs the models still queued, as
-the campaign's does, so the pool's start-up is not waited for. An error that would stop a diff
+is the campaign's (`checker.oracle.pool.pool`: spawned processes, terminated on Ctrl-C), one
+process fewer than `--workers`: this process steals the models still queued, as the campaign's
+does, so the pool's start-up is not waited for. An error that would stop a diff
 in one process (a model file that does not load, a model neither side can capture) stops it
 here too, with the same exception.
 """
@@ -15,22 +15,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from checker.io.model_file import Model, load_model_file, model_names
-from checker.oracle.campaign_pool import InProcess, process_pool
-from checker.oracle.diff import (
-    DiffReport,
-    GraphDiff,
-    Progress,
-    diff_model,
-    make_sides,
-    skipped_components,
-)
-from checker.oracle.interrupts import interrupts_noted
-from checker.oracle.randmodels import random_model
+from checker.oracle.campaign.randmodels import random_model
+from checker.oracle.diff.driver import Progress, diff_model
+from checker.oracle.diff.report import DiffReport, GraphDiff
+from checker.oracle.pool.interrupts import interrupts_noted
+from checker.oracle.pool.pool import Pool, process_pool
+from checker.oracle.sides.sides import make_sides, skipped_components
 from reference.errors import FxOracleError
 
 
@@ -79,7 +74,7 @@ def diff_ref(ref: ModelRef, args: DiffArgs) -> GraphDiff:
 def run_diff_pool(
     refs: Sequence[ModelRef], args: DiffArgs, workers: int, progress: Progress | None = None
 ) -> DiffReport:
-    """`diff.run_diff` on `workers` processes, this one among them; the same report, in the
+    """`driver.run_diff` on `workers` processes, this one among them; the same report, in the
     same order."""
     if workers < 2:
         raise FxOracleError("diff: a pool needs --workers 2 or more (1: this process)")
@@ -87,42 +82,36 @@ def run_diff_pool(
         raise FxOracleError("nothing to compare: give model files or --random N")
     sides = make_sides(args.against, args.component, strict_order=args.strict_order)
     helpers = min(workers, len(refs)) - 1
-    with process_pool(max(helpers, 1)) as pool, interrupts_noted() as interrupted:
-        futures = [pool.submit(diff_ref, ref, args) for ref in refs]
-        here = _diff_here_while_queued(futures, refs, args, progress, interrupted)
-        _report_progress(futures, progress, told=here)
-        graphs = tuple(f.result() for f in futures)
+    with process_pool(max(helpers, 1)) as executor, interrupts_noted() as interrupted:
+        pool = Pool[GraphDiff](executor, steals=True)
+        for k, ref in enumerate(refs):
+            pool.submit(k, diff_ref, ref, args)
+        here = _diff_here_while_queued(pool, progress, interrupted)
+        _report_progress(pool, progress, told=here)
+        graphs = tuple(pool.futures[k].result() for k in range(len(refs)))
     skipped = skipped_components(sides, args.component)
     return DiffReport(sides.label, sides.components, skipped, graphs)
 
 
 def _diff_here_while_queued(
-    futures: list[Future[GraphDiff]],
-    refs: Sequence[ModelRef],
-    args: DiffArgs,
-    progress: Progress | None,
-    interrupted: threading.Event,
+    pool: Pool[GraphDiff], progress: Progress | None, interrupted: threading.Event
 ) -> set[int]:
     """This process is the last worker: it diffs the first model still queued on the pool
     (not yet handed to a process) until none is left, above all while the pool's processes
     start and import torch (DIF-14). Returns the indices it diffed."""
     here: set[int] = set()
-    for k, future in enumerate(futures):
-        if future.done() or not future.cancel():  # done, or running on the pool
-            continue
-        futures[k] = InProcess().submit(diff_ref, refs[k], args)
+    while (k := pool.steal()) is not None:
         here.add(k)
-        if progress is not None and futures[k].exception() is None:
-            progress(futures[k].result(), len(futures))
+        if progress is not None and pool.futures[k].exception() is None:
+            progress(pool.futures[k].result(), len(pool.futures))
         if interrupted.is_set():  # a Ctrl-C that a model's diff swallowed
             raise KeyboardInterrupt
     return here
 
 
-def _report_progress(
-    futures: Sequence[Future[GraphDiff]], progress: Progress | None, told: set[int]
-) -> None:
+def _report_progress(pool: Pool[GraphDiff], progress: Progress | None, told: set[int]) -> None:
     """Wait for every diff, telling `progress` of each as it completes (but those in `told`)."""
-    for done in as_completed([f for k, f in enumerate(futures) if k not in told]):
+    futures = pool.futures
+    for done in as_completed([f for k, f in futures.items() if k not in told]):
         if progress is not None and done.exception() is None:
             progress(done.result(), len(futures))

@@ -8,18 +8,58 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from checker.io.out_paths import is_stream
 from checker.io.reports import write_atomically
-from checker.oracle.divergence import Divergence
-from checker.oracle.fuzz_tasks import Outcome, ReproFile
+from checker.oracle.campaign.tasks import Outcome, ReproFile
+from checker.oracle.compare.divergence import Blame, Divergence, Kind
 from reference.errors import FxOracleError
 from reference.torch_version import TORCH
 
 Progress = Callable[["Campaign", bool], None]  # (campaign so far, final)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The first model of one signature (`Divergence.signature`), and how many divergences
+    had it; `divergence` is that first divergence as reports write it."""
+
+    signature: str
+    kind: Kind
+    wrong: str  # the blamed side as reports name it (`Divergence.wrong`)
+    count: int
+    graph: str  # the model's name
+    divergence: dict[str, object]
+    source: str  # the model's source
+    repro: str | None  # the repro's path, once written
+    fails: bool  # `Divergence.fails`
+
+    @property
+    def fxoracle_bug(self) -> bool:
+        """fxoracle's own bug: an oracle error, or the reference blamed (DIF-9)."""
+        return self.kind is Kind.ORACLE_ERROR or self.wrong == str(Blame.REFERENCE)
+
+    @staticmethod
+    def first(d: Divergence, graph: str, source: str) -> Finding:
+        return Finding(d.signature(), d.kind, d.wrong, 1, graph, d.to_json(), source, None,
+                       d.fails)  # fmt: skip
+
+    def to_json(self) -> dict[str, object]:
+        return {"signature": self.signature, "count": self.count, "graph": self.graph,
+                "divergence": self.divergence, "source": self.source, "repro": self.repro,
+                "fails": self.fails}  # fmt: skip
+
+    @staticmethod
+    def of_json(data: dict[str, Any]) -> Finding:
+        """The finding a findings file holds (`KeyError`, `TypeError`, `ValueError` when not)."""
+        divergence = dict(data["divergence"])
+        repro = data["repro"]
+        return Finding(str(data["signature"]), Kind(divergence["kind"]), str(divergence["wrong"]),
+                       int(data["count"]), str(data["graph"]), divergence, str(data["source"]),
+                       None if repro is None else str(repro), bool(data["fails"]))  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -31,7 +71,7 @@ class Campaign:
     models: int = 0
     diverging: int = 0
     by_wrong: dict[str, int] = field(default_factory=dict)
-    findings: dict[str, dict[str, object]] = field(default_factory=dict)
+    findings: dict[str, Finding] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     side: str = ""  # `--against` as given (`torch-simple` is labelled `torch`)
     earlier_s: float = 0.0  # time spent by the runs this one continues
@@ -51,12 +91,10 @@ class Campaign:
             self.by_wrong[d.wrong] = self.by_wrong.get(d.wrong, 0) + 1
             key = d.signature()
             if key in self.findings:
-                count = self.findings[key]["count"]
-                self.findings[key]["count"] = int(count) + 1 if isinstance(count, int) else 1
+                earlier = self.findings[key]
+                self.findings[key] = replace(earlier, count=earlier.count + 1)
                 continue
-            self.findings[key] = {"signature": key, "count": 1, "graph": outcome.name,
-                                  "divergence": d.to_json(), "source": outcome.source,
-                                  "repro": None, "fails": d.fails}  # fmt: skip
+            self.findings[key] = Finding.first(d, outcome.name, outcome.source)
             if d.blame.blames_a_side:
                 new.append((outcome.index, d))
         return new
@@ -66,14 +104,12 @@ class Campaign:
         path = repro_dir / repro.name
         repro_dir.mkdir(parents=True, exist_ok=True)
         write_atomically(path, repro.text)
-        self.findings[repro.signature]["repro"] = str(path)
+        self.findings[repro.signature] = replace(self.findings[repro.signature], repro=str(path))
 
     @property
     def fxoracle_bugs(self) -> list[str]:
         """Signatures that are fxoracle's own bugs: oracle errors, the reference blamed."""
-        return sorted(
-            k for k, f in self.findings.items() if "/oracle-error/" in k or "/reference/" in k
-        )
+        return sorted(k for k, f in self.findings.items() if f.fxoracle_bug)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -85,7 +121,7 @@ class Campaign:
             "side": self.side or self.against,
             "elapsed_s": round(self.elapsed(), 1),
             "by_wrong": dict(sorted(self.by_wrong.items())),
-            "findings": [self.findings[k] for k in sorted(self.findings)],
+            "findings": [self.findings[k].to_json() for k in sorted(self.findings)],
         }
 
     def progress(self) -> str:
@@ -119,7 +155,7 @@ def continued(out: Path, seed: int, side: str, label: str) -> Campaign:
 
 def _campaign_of(data: dict[str, Any]) -> Campaign:
     """The campaign a findings file holds (`KeyError`, `TypeError` when it holds none)."""
-    findings = {str(f["signature"]): dict(f) for f in data["findings"]}
+    findings = {f.signature: f for f in map(Finding.of_json, data["findings"])}
     return Campaign(int(data["seed"]), str(data["against"]), int(data["models"]),
                     int(data["diverging_models"]), dict(data["by_wrong"]), findings,
                     side=str(data.get("side", data["against"])),

@@ -1,23 +1,20 @@
 """The tasks of a fuzz campaign: diff one random model, shrink one finding into a repro (spec
 chapter 08, DIF-9, DIF-13). Their arguments and results pickle, so a process pool or a Ray
-cluster can run them (`checker.oracle.campaign_pool`); each leaves torch's modes as it found
+cluster can run them (`checker.oracle.pool.pool`); each leaves torch's modes as it found
 them, so no model's result depends on the models a process ran before it.
 """
 
 from __future__ import annotations
 
-import logging
 import tempfile
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.oracle.compare import Sides
-from checker.oracle.diff import make_sides
-from checker.oracle.divergence import Blame, Divergence, Kind
-from checker.oracle.randmodels import random_model
-from checker.oracle.run import capture_for, diff_capture, model_caches_dropped
-from checker.oracle.shrink import write_repros
+from checker.oracle.campaign.randmodels import random_model
+from checker.oracle.compare.divergence import Blame, Divergence, Kind
+from checker.oracle.compare.run import capture_for, diff_capture, model_caches_dropped
+from checker.oracle.repro.write import write_repros
+from checker.oracle.sides.sides import Sides, make_sides
 from reference.errors import describe
 
 
@@ -63,21 +60,6 @@ def diff_random(seed: int, index: int, sides: Sides) -> Outcome:
     except Exception as e:  # FxOracleError included: a generated model must be valid
         return oracle_error(seed, index, e, sides.label)
     return Outcome(index, model.name, model.source, found)
-
-
-def quiet_now() -> bool:
-    """This process keeps torch's logs and warnings off the terminal (the CLI without
-    `--debug`): its workers are to do the same."""
-    return logging.root.manager.disable >= logging.CRITICAL
-
-
-def prepare_worker(quiet: bool) -> None:
-    """A worker process keeps torch's thread count as it is: the count is part of every node
-    key (TRK-2), so a worker must key as this process does (DIF-13); the runs that compute
-    use one thread each (`checker.proof.runs`), so N workers still scale on N cores."""
-    if quiet:
-        logging.disable(logging.CRITICAL)
-        warnings.simplefilter("ignore")
 
 
 def diff_task(seed: int, index: int, against: str) -> Outcome:

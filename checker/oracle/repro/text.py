@@ -2,11 +2,10 @@
 
 A repro is a standalone file that fails with an `AssertionError` on the wrong side.
 `model_repro` appends a `__main__` block to a (shrunk) model file's source, `graph_repro` to
-statements that rebuild a (shrunk) graph (`checker.oracle.graph_source`). Against torch the
+statements that rebuild a (shrunk) graph (`checker.oracle.repro.graph_source`). Against torch the
 block needs only torch: it runs torch's pass, tracker, sort or splitter and asserts the
 property torch breaks; against the reference or a user's implementation it runs the oracle on
-itself and asserts that it no longer blames the same side. This module touches torch objects, so
-`Any` appears where they cross its edge.
+itself and asserts that it no longer blames the same side.
 """
 
 from __future__ import annotations
@@ -16,11 +15,11 @@ from typing import Any
 import torch
 import torch.fx
 
-from checker.oracle.cases import parse_split_case, partition_ids, sort_input
-from checker.oracle.compare import Sides
-from checker.oracle.divergence import Blame, Component, Divergence
-from checker.oracle.graph_source import graph_source
-from checker.oracle.impls import TorchImpl, TorchSimpleImpl
+from checker.oracle.compare.divergence import Blame, Divergence
+from checker.oracle.repro.graph_source import graph_source
+from checker.oracle.sides.cases import parse_split_case, partition_ids, sort_input
+from checker.oracle.sides.impls import TorchImpl, TorchSimpleImpl
+from checker.oracle.sides.sides import Component, Sides
 from reference.torch_version import TORCH
 
 
@@ -98,7 +97,8 @@ _ORACLE_MAIN = """
 
 if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same side
     from checker.io.model_file import load_model_file
-    from checker.oracle.diff import diff_model, make_sides
+    from checker.oracle.diff.driver import diff_model
+    from checker.oracle.sides.sides import make_sides
 
     found = diff_model(load_model_file(__file__), make_sides({1!r}, {0!r})).divergences
     blamed = [d for d in found if d.wrong == {2!r}]
@@ -128,8 +128,8 @@ def graph_repro(
 _ORACLE_SORT_MAIN = """
 
 if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same side
-    from checker.oracle.compare import sort_case
-    from checker.oracle.diff import make_sides
+    from checker.oracle.compare.graph_level import sort_case
+    from checker.oracle.sides.sides import make_sides
 
     found = sort_case(gm, make_sides({0!r}, {1!r}), {2!r})
     blamed = [d for d in found if d.wrong == {3!r}]
@@ -139,9 +139,9 @@ if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same s
 _ORACLE_SPLIT_MAIN = """
 
 if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same side
-    from checker.oracle.cases import parse_split_case
-    from checker.oracle.compare import split_case
-    from checker.oracle.diff import make_sides
+    from checker.oracle.compare.graph_level import split_case
+    from checker.oracle.sides.cases import parse_split_case
+    from checker.oracle.sides.sides import make_sides
 
     sides = make_sides({0!r}, {1!r}, hostile=True)
     found = split_case(gm, inputs, sides, parse_split_case({2!r}))

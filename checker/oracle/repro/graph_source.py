@@ -5,8 +5,7 @@ inputs of the same shapes, dtypes and requires_grad, so the repro of a graph-lev
 is a plain script. Targets and callable constants are written as importable names
 (`target_expr`); a node, constant or input that cannot be written (get_attr, call_module, a
 target with no importable name, an input that is not a float tensor or a number) makes the
-graph `Unwritable`, and `graph_source` gives None. This module touches torch objects, so `Any`
-appears where they cross its edge.
+graph `Unwritable`, and `graph_source` gives None.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ optional extra (`pip install 'fxoracle[cluster]'`), imported only when asked for
 
 `RayExecutor` is a `concurrent.futures.Executor` whose `submit` runs the call as a Ray task (one
 CPU each), so a campaign on a cluster is scheduled and recorded by the same code as on a
-process pool (`checker.oracle.campaign_pool`). A task first prepares its worker (one thread,
+process pool (`checker.oracle.pool.pool`). A task first prepares its worker (one thread,
 as quiet as this process). Cancelling a future cancels its task.
 """
 
@@ -16,7 +16,7 @@ from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
-from checker.oracle.fuzz_tasks import prepare_worker
+from checker.oracle.pool.worker import prepare_worker
 from reference.errors import FxOracleError
 
 P = ParamSpec("P")
