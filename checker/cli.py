@@ -24,12 +24,12 @@ from checker.io.model_file import load_model_file, model_names
 from checker.io.out_paths import check_outputs
 from checker.io.reports import plural, to_json, write_atomically
 from checker.io.user_code import what_raised
-from checker.tools.pipeline import Split
+from checker.tools.checked_pipeline import Split
 from reference.errors import FxOracleError
 
 if TYPE_CHECKING:
-    from checker.oracle.diff import DiffReport
-    from checker.oracle.diff_bar import DiffBar
+    from checker.oracle.diff.driver import DiffBar
+    from checker.oracle.diff.report import DiffReport
 
 BUNDLED_EXAMPLE = Path(__file__).parent / "examples" / "transformer.py"
 
@@ -86,8 +86,8 @@ def _run_explain(args: argparse.Namespace) -> int:
 
 def _run_diff(args: argparse.Namespace) -> int:
     """0: no side blamed; 1: a side is wrong (or fxoracle failed); the report says which."""
-    from checker.oracle.diff import render_text
-    from checker.oracle.diff_bar import DiffBar
+    from checker.oracle.diff.driver import DiffBar
+    from checker.oracle.diff.report import render_text
 
     if not args.paths and args.random <= 0:
         raise FxOracleError("diff: give model files and/or --random N")
@@ -103,8 +103,8 @@ def _run_diff(args: argparse.Namespace) -> int:
 
 def _diffed(args: argparse.Namespace, bar: DiffBar) -> DiffReport:
     """The diff of every model asked for, in this process or on `--workers` processes."""
-    from checker.oracle.diff import run_diff
-    from checker.oracle.diff_pool import DiffArgs, model_refs, run_diff_pool
+    from checker.oracle.diff.driver import run_diff
+    from checker.oracle.diff.workers import DiffArgs, model_refs, run_diff_pool
 
     if args.workers > 1:
         refs = model_refs(args.paths, args.random, args.seed)
@@ -119,8 +119,7 @@ def _diffed(args: argparse.Namespace, bar: DiffBar) -> DiffReport:
 
 def _run_fuzz(args: argparse.Namespace) -> int:
     """0: no bug of fxoracle found; 1: an oracle error or a divergence blamed on it (DIF-9)."""
-    from checker.oracle.campaign_bar import CampaignBar
-    from checker.oracle.fuzz import run_campaign
+    from checker.oracle.campaign.fuzz import CampaignBar, run_campaign
 
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
     check_outputs([args.out], folders=[args.repro_dir])

@@ -12,7 +12,7 @@ import math
 import re
 from typing import NoReturn
 
-from checker.oracle.divergence import COMPONENTS
+from checker.oracle.sides.sides import COMPONENTS
 from reference.errors import FxOracleError
 
 DIFF_HELP = """Run the reference and another implementation on the same captured graphs,

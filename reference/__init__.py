@@ -1,15 +1,18 @@
-"""fxoracle's reference pipeline: key, expand, outline, order, split (see specs/).
+"""fxoracle's reference pipeline: key, expand, outline, order, split (see specs/). Start reading
+at `reference/pipeline.py`.
 
 Public surface (other tools test against these names): `GraphRegionTracker`, `track_graph`,
-`find_identical_regions`, `deduplicate`, `stable_topological_sort`, `split_module`, and
-`FxOracleError`, the one exception type for bad input.
+`find_identical_regions`, `deduplicate`, `deduplicate_graph`, `stable_topological_sort`,
+`split_module`, and `FxOracleError`, the one exception type for bad input.
 """
 
 from reference.errors import FxOracleError
 from reference.expand.regions import find_identical_regions
-from reference.key.tracker import GraphRegionTracker, track_graph
+from reference.key.offline import track_graph
+from reference.key.tracker import GraphRegionTracker
 from reference.order.sort import stable_topological_sort
-from reference.outline.dedup import DedupResult, deduplicate
+from reference.outline.outliner import DedupResult
+from reference.pipeline import deduplicate, deduplicate_graph
 from reference.split import split_module
 
 __all__ = [
@@ -17,6 +20,7 @@ __all__ = [
     "FxOracleError",
     "GraphRegionTracker",
     "deduplicate",
+    "deduplicate_graph",
     "find_identical_regions",
     "split_module",
     "stable_topological_sort",

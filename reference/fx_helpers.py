@@ -2,19 +2,21 @@
 arguments, the object a `get_attr` or `call_module` target names, and the key of a constant.
 
 One implementation each, so that the reference, the checker and the oracle read a graph the same
-way. This module touches torch objects, so `Any` appears where they cross its edge.
+way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, NewType
 
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.names import qualified_name
+
+NodeIndex = NewType("NodeIndex", int)  # a node's position in its graph's node order
 
 Node = torch.fx.Node
 

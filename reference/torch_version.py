@@ -1,7 +1,7 @@
 """Which torch the reference mirrors: the installed one, and where versions differ (spec chapter
 00, "Versions").
 
-fxoracle mirrors torch.0, 2.14.1 and 2.15.0. The deduplication pass, the region tracker's
+fxoracle mirrors torch 2.13.0, 2.14.1 and 2.15.0. The deduplication pass, the region tracker's
 algorithm and `split_module` are the same in all three (byte-identical 2.13.0 -> 2.14.1; 2.15.0
 changes only what is listed here). Every difference the reference or the checker must follow is
 one field of `Behaviour`, read once from `torch.__version__`:
@@ -40,7 +40,7 @@ class Behaviour:
 
     @property
     def label(self) -> str:
-        """`torch.0`: how reports name the torch they judged."""
+        """`torch 2.13.0`: how reports name the torch they judged."""
         return f"torch {self.version}"
 
 

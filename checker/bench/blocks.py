@@ -12,7 +12,6 @@ Kinds: "transformer" (a pre-norm attention + MLP block, 26 ops and 8 weight plac
 "mlp" (a residual MLP, 5 ops and 4 weight placeholders). By default all blocks are identical:
 the input requires grad, as an embedding's output does in training, so block 0 is keyed like the
 rest and each block becomes one region.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker.io.reports import to_json
-from checker.oracle.fuzz import run_campaign
+from checker.oracle.campaign.fuzz import run_campaign
 
 SPEEDUP_MIN = 1.8
 MINUTES = 60.0  # a bound: `models` ends the campaign first

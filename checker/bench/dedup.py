@@ -25,7 +25,7 @@ from checker.bench.blocks import nodes_per_block, repeated_segments
 from checker.proof.check import check_transformation
 from reference.graph_copy import copy_graph_module
 from reference.key.tracker import GraphRegionTracker
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 
 T = TypeVar("T")
 PER_SEGMENT = 4

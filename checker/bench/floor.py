@@ -5,7 +5,6 @@ pass that reads, for each node's fake-tensor value, exactly the metadata a key n
 sizes, strides, device, requires_grad, the negative and inference flags), with subclass
 `__torch_function__` off as keying has it, and builds nothing from it. No keying can do less
 than the second pass; the bench prints keying's time as a multiple of it.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations

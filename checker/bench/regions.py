@@ -31,7 +31,7 @@ from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracke
 from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
 from checker.io.reports import write_atomically
-from reference.key.tracker import track_graph
+from reference.key.offline import track_graph
 from reference.torch_version import TORCH
 
 Node = torch.fx.Node

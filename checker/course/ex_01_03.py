@@ -13,13 +13,14 @@ from checker.io.model_file import load_model_file
 from checker.tools.refusals import key_differences
 from reference.dynamo.capture import capture
 from reference.errors import FxOracleError
-from reference.expand.graph_view import GraphView, NodeIndex
+from reference.expand.graph_view import GraphView
 from reference.expand.lockstep import expand
 from reference.expand.regions import find_identical_regions, search_regions
+from reference.fx_helpers import NodeIndex
 from reference.key.keys import current_global_state, node_key, value_key
-from reference.key.tracker import track_graph
+from reference.key.offline import track_graph
 from reference.outline.contraction import Contraction
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 
 # ---- 01 the key -------------------------------------------------------------------------------
 PAIRS = {

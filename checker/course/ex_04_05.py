@@ -80,7 +80,7 @@ def worked_example() -> GM:
     )
 
 
-def _outline_after(inherit: bool) -> tuple[GM, tuple[str, ...]]:
+def _outline_after(keep_erased_deps: bool) -> tuple[GM, tuple[str, ...]]:
     """`after` replaced by `inv`, a fresh call right after `x`, erased with `redirect`."""
     gm = worked_example()
     n = _by_name(gm)
@@ -89,16 +89,16 @@ def _outline_after(inherit: bool) -> tuple[GM, tuple[str, ...]]:
         inv = gm.graph.create_node("call_function", torch.cos, (n["x"],), name="inv")
     n["after"].replace_all_uses_with(inv)
     gm.graph.erase_node(n["after"])
-    deps.redirect(n["after"], inv, inherit=inherit)
+    deps.redirect(n["after"], inv, keep_erased_deps=keep_erased_deps)
     stable_topological_sort(gm.graph, deps.as_mapping())
     return gm, names_of(deps.deps_of(inv))
 
 
 def check_04_2(answer: Answer) -> Verdict:
-    torch_gm, torch_deps = _outline_after(inherit=False)
-    kept_gm, kept_deps = _outline_after(inherit=True)
+    torch_gm, torch_deps = _outline_after(keep_erased_deps=False)
+    kept_gm, kept_deps = _outline_after(keep_erased_deps=True)
     drop = "torch's update drops the erased node's own entry (SRT-9)"
-    keep = "inherit=True hands after's own deps to inv (SRT-10)"
+    keep = "keep_erased_deps=True hands after's own deps to inv (SRT-10)"
     return Verdict(
         (
             same("TORCH_DEPS_OF_INV", answer.names("TORCH_DEPS_OF_INV"), torch_deps, drop),

@@ -22,7 +22,7 @@ from checker.proof.shapes import (
 from checker.proof.verdict import Unknown, Violated
 from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 from reference.split import split_module
 
 GM = torch.fx.GraphModule

@@ -10,9 +10,10 @@ import torch.fx
 
 from checker.course.marking import CORPUS, Answer, Exercise, Mark, Verdict, same
 from checker.io.model_file import load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.divergence import COMPONENTS, Blame
-from checker.oracle.meaning import Interner, meaning
+from checker.oracle.compare.divergence import Blame
+from checker.oracle.compare.meaning import Interner, meaning
+from checker.oracle.diff.driver import run_diff
+from checker.oracle.sides.sides import COMPONENTS
 from reference.dynamo.capture import capture
 from reference.effects.alias_db import AliasDB
 from reference.order.deps import OrderingDeps

@@ -1,8 +1,9 @@
 """The bundled example: a stack of identical pre-norm transformer blocks.
 
 Every block runs the same code (one call site per op, reached once per loop iteration), so
-Dynamo's nodes for block i and block j are key-equal position by position and the expansion
-grows one region per block.
+Dynamo's nodes for block i and block j are key-equal position by position. The expansion grows
+one group of three regions from four blocks: region i starts at block i's second norm and runs
+through block i+1's attention.
 """
 
 import torch

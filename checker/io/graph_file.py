@@ -1,13 +1,12 @@
 """Graph modules from files: a Python file that defines `gm` and `example_inputs`, or the same
 two saved with `torch.save` (spec chapter 10, FIL-1 and FIL-4; the keys are chapter 01's
-offline mode, TRK-6).
+offline mode, TRK-10).
 
 A Python file is code and runs (what it raises is bad input, naming the file). A `torch.save`
 file is a pickle, which can run anything while it is read: it is loaded only when the user
 asked for it by name (`trust_pickles`, the command line's `--trust-pickles`), and must hold
 `{"gm": GraphModule, "example_inputs": tuple}` (a pickled `GraphModule` keeps no node
-metadata, so the inputs are needed to compute it). This module touches torch objects, so `Any`
-appears where they cross its edge.
+metadata, so the inputs are needed to compute it).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from checker.io.user_code import user_code
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
 from reference.fx_helpers import example_value
-from reference.key.tracker import track_graph
+from reference.key.offline import track_graph
 
 SAVED_SUFFIXES = (".pt", ".pth", ".pkl")  # what torch.save and pickle files are called
 SAVED_HOW = '{"gm": GraphModule, "example_inputs": tuple}'

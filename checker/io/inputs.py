@@ -4,8 +4,7 @@
 `random_like(meta, shape, generator)` is the one maker of a random tensor: seeded, contiguous,
 with the metadata's dtype, device and `requires_grad`; floats are normal, integers small and
 non-negative (safe as indices), bools fair. `inputs_from_metadata(gm)` gives one input per
-placeholder at the recorded shapes (symbolic sizes at their hints). This module touches torch
-objects, so `Any` appears where they cross its edge.
+placeholder at the recorded shapes (symbolic sizes at their hints).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Loaders: user graphs in, as graph modules the tracker can key (spec chapter 06, `fxoracle
-verify` inputs; the keys are chapter 01's offline mode, TRK-6).
+verify` inputs; the keys are chapter 01's offline mode, TRK-10).
 
 Four kinds of input:
 
@@ -12,8 +12,7 @@ Four kinds of input:
 Every loaded graph has one placeholder per example input and returns a flat tuple, like the graphs
 Dynamo captures: `gm(*example_inputs)` runs it, and the checker builds inputs per placeholder.
 A data file (a `.pt2`, a `torch.save` file) never runs code unless the user passed
-`--trust-pickles` (spec chapter 10, FIL-1); a Python file is code, and runs. This module touches
-torch objects, so `Any` appears where they cross its edge.
+`--trust-pickles` (spec chapter 10, FIL-1); a Python file is code, and runs.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from checker.io.model_file import Model, load_model_file
 from checker.io.pt2_scan import Archive, safe_copy, scan
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
-from reference.key.tracker import track_graph
+from reference.key.offline import track_graph
 
 __all__ = ["load_any", "load_graph_module_file", "load_pt2", "load_saved_module"]
 Note = Callable[[str], None]  # told what was done differently from what the user may expect

@@ -5,8 +5,7 @@ A model file is a Python file that defines `model` (an `nn.Module` or a function
 (read as Python reads it; what it raises is bad input, FIL-4);
 `model_from_source(name, source)` does the same for a model the oracle generated or shrank in
 memory, so no temporary file is ever written. Either gives a `Model` that keeps its source, so a
-repro can be written from it. This module touches torch objects, so `Any` appears where they
-cross its edge.
+repro can be written from it.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ recorder: `reference.dynamo.capture.capture`), so a plug-in never captures anyth
 call gets its OWN copy: a method may edit what it is given (a pass edits the graph in place, as
 torch's does) and nothing it does reaches the other side. What each method receives, returns and may
 change is in its Protocol's docstring; `checker/oracle/plugins/` holds a runnable example.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations

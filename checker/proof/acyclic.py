@@ -16,8 +16,8 @@ import networkx as nx
 import torch
 import torch.fx
 
+from checker.proof.graphs import graph_modules
 from checker.proof.verdict import Holds, Verdict, Violated
-from checker.proof.wellformed import graph_modules
 
 Node = torch.fx.Node
 MAX_CYCLE_EDGES = 64  # edges of the found cycle tried as the start of a shorter one

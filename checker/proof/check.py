@@ -8,13 +8,13 @@ its names. Each obligation is checked on its own and gets a three-state verdict:
   CHK-2 acyclic          data and extra dependencies, networkx            (acyclic.py)
   CHK-3 dataflow         inline every call, pair the nodes with the original (inline.py,
   CHK-4 ordering         the original's ordering dependencies, flat order   dependencies.py)
-  CHK-5 shapes           operands vs callee signature, z3                 (shape_check.py)
-  CHK-6 numbers          both modules, calls inlined, on the example inputs (numbers.py)
-  CHK-17 runtime         the transformed module through torch's runtime   (numbers.py)
+  CHK-5 shapes           operands vs callee signature, z3                 (shapes/check.py)
+  CHK-6 numbers          both modules on the example inputs, call bodies run (numeric.py)
+  CHK-17 runtime         the transformed module through torch's runtime   (numeric.py)
+  CHK-18 call aliasing   no call's operands and results share storage     (call_aliasing.py)
 
 A failure inside one obligation becomes `Unknown` with the exception's one-line message
 (CHK-9): `check_transformation` never raises on a pair of graph modules.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from checker.proof.acyclic import check_acyclic
 from checker.proof.dependencies import Matching, check_ordering, match_graphs
 from checker.proof.flat import FlatGraph, flatten
 from checker.proof.number_inputs import inputs_or_why
-from checker.proof.numbers import check_numbers, check_runtime
+from checker.proof.numeric import check_numbers, check_runtime
 from checker.proof.report import (
     ACYCLIC,
     DATAFLOW,
@@ -42,7 +42,7 @@ from checker.proof.report import (
     Report,
     obligation,
 )
-from checker.proof.shape_check import check_call_shapes, facts_of
+from checker.proof.shapes.check import check_call_shapes, facts_of
 from checker.proof.verdict import Unknown, Verdict
 from checker.proof.wellformed import check_wellformed
 from reference.errors import FxOracleError, expect

@@ -7,8 +7,7 @@ argument replaced by a marker (kwargs sorted by name), the inputs = flat indices
 arguments in the same order. A top-level placeholder's target is its position and name. Each
 flat node also carries its effects (chapter 09) translated to flat indices: which inputs it
 writes, which input leaves its value shares storage with, whether it draws. Inlined nodes are
-named `call/inner` and know the `invoke_subgraph` calls they run in. This module touches torch
-objects, so `Any` appears where they cross its edge.
+named `call/inner` and know the `invoke_subgraph` calls they run in.
 """
 
 from __future__ import annotations
@@ -83,7 +82,7 @@ def flatten(gm: torch.fx.GraphModule) -> FlatGraph:
     """The flat graph of `gm` with every call of a graph module inlined (CHK-3)."""
     inlined = inline(gm, modules=True)
     roots: dict[Hashable, int] = {}
-    facts = _Facts()  # a body's nodes run once per call: what they do is read once
+    facts = _EffectsMemo()  # a body's nodes run once per call: what they do is read once
     nodes = tuple(_flat_node(i, e, roots, facts) for i, e in enumerate(inlined.emitted))
     outputs: list[int] = []
     structure = encode_arg(inlined.output.args[0], inlined.env, outputs)
@@ -102,7 +101,7 @@ class _Local:
     draws: bool  # EFF-4
 
 
-class _Facts:
+class _EffectsMemo:
     """Each node's `_Local`, and each value's storages, read once per flatten."""
 
     def __init__(self) -> None:
@@ -116,7 +115,7 @@ class _Facts:
         return self.local[node]
 
 
-def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int], facts: _Facts) -> FlatNode:
+def _flat_node(index: int, e: Emitted, roots: dict[Hashable, int], facts: _EffectsMemo) -> FlatNode:
     node, local = e.node, facts.of(e.node)
     inputs: list[int] = []
     args = encode_arg(tuple(node.args), e.args, inputs)

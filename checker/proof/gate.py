@@ -16,9 +16,10 @@ import torch
 import torch.fx
 
 from checker.io.reports import plural
-from checker.proof.shape_check import compare_values, facts_of, meta_value
-from checker.proof.shapes import ShapeFacts
+from checker.proof.shapes.check import compare_values, facts_of
+from checker.proof.shapes.prove import ShapeFacts
 from checker.proof.verdict import Holds, Violated
+from reference.fx_helpers import example_value
 from reference.outline.plan import OutlinePlan
 
 Node = torch.fx.Node
@@ -49,7 +50,9 @@ def shape_refusal(group: Group, facts: ShapeFacts, timeout_ms: int) -> tuple[int
                 f"CHK-12: region {k} has {plural(len(region), 'node')}, region 0 {len(group[0])}",
             )
         for node, reference in zip(region, group[0], strict=True):
-            verdict = compare_values(meta_value(node), meta_value(reference), facts, timeout_ms)
+            verdict = compare_values(
+                example_value(node), example_value(reference), facts, timeout_ms
+            )
             if isinstance(verdict, Holds):
                 continue
             kind = "differ" if isinstance(verdict, Violated) else "are not proved equal"

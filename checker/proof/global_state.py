@@ -71,13 +71,13 @@ def check_states(original: FlatGraph, transformed: FlatGraph, pairs: Mapping[int
             continue
         other = transformed.nodes[j].name
         return Violated(
-            f"CHK-4: {node.name} runs with {describe(ours[i])} in the original, but {other} "
-            f"runs with {describe(theirs[j])} (global state)"
+            f"CHK-4: {node.name} runs with {state_text(ours[i])} in the original, but {other} "
+            f"runs with {state_text(theirs[j])} (global state)"
         )
     if our_end != their_end:
         return Violated(
-            f"CHK-4: the original ends with {describe(our_end)}, the transformed graph with "
-            f"{describe(their_end)} (global state)"
+            f"CHK-4: the original ends with {state_text(our_end)}, the transformed graph with "
+            f"{state_text(their_end)} (global state)"
         )
     return Holds()
 
@@ -88,7 +88,7 @@ def same_state(a: State, b: State, grad_free: bool) -> bool:
     return a.autocast == b.autocast if grad_free else a == b
 
 
-def describe(state: State) -> str:
+def state_text(state: State) -> str:
     """`grad mode False, autocast(cpu, torch.bfloat16, True, None)` for witnesses."""
     grad = "the caller's grad mode" if state.grad is None else f"grad mode {_args(state.grad)}"
     if not state.autocast:

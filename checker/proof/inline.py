@@ -7,8 +7,8 @@ operands and walks the callee in place of the call; the call's value is what the
 and a `getitem` on it selects an element without producing a node. Every other node is *emitted*,
 once per time it runs, with the values of its node arguments. `checker.proof.flat.flatten`
 builds the flat graph of CHK-3, CHK-4 and the oracle's meaning form from the emissions; CHK-6
-runs the same calls' bodies directly (`checker.proof.numbers.BodiesRun`). A malformed call raises
-`InlineError`. This module touches torch objects, so `Any` appears where they cross its edge.
+runs the same calls' bodies directly (`checker.proof.numeric.BodiesRun`). A malformed call raises
+`InlineError`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ tensor of the new shape is random, and an integer or bool tensor of the new shap
 values from the example's (so indices stay in range). Without example inputs, every input is
 built from the placeholder's metadata (seeded random tensors, SymInts at their hints). A graph
 whose metadata lives on CUDA runs on the CPU when there is no CUDA device (`on_cpu`); the
-verdict says so. This module touches torch objects, so `Any` appears where they cross its edge.
+verdict says so.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._pytree import tree_leaves
 
 from checker.io.inputs import random_like
-from checker.proof.shape_check import find_shape_env, meta_value
-from checker.proof.shapes import ShapeFacts, as_sympy
+from checker.proof.shapes.check import find_shape_env
+from checker.proof.shapes.prove import ShapeFacts, as_sympy
+from reference.fx_helpers import example_value
 
 SEED = 0
 SHIFTS = (1, 2, -1)  # tried in order for the second size of a dynamic graph
@@ -47,7 +48,7 @@ class InputSets:
 
 def input_sets(original: torch.fx.GraphModule, example_inputs: Sequence[Any] | None) -> InputSets:
     """The example inputs first, then a second size for a dynamic graph (CHK-13)."""
-    metas = [meta_value(n) for n in original.graph.nodes if n.op == "placeholder"]
+    metas = [example_value(n) for n in original.graph.nodes if n.op == "placeholder"]
     on_cpu = _cuda_without_cuda(metas, example_inputs)
     env = find_shape_env([original])
     assignments = [] if env is None else symbol_assignments(metas, env)

@@ -1,8 +1,7 @@
 """A graph whose metadata lives on CUDA, moved to the CPU to be run where there is no CUDA
 device (spec chapter 06, CHK-6): every device constant in its nodes' arguments, in every graph
 of the module tree, becomes `cpu`, and its tensor attributes are moved. The verdict of a check
-run this way says so. This module touches torch objects, so `Any` appears where they cross its
-edge.
+run this way says so.
 """
 
 from __future__ import annotations

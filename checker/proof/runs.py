@@ -9,7 +9,7 @@ the inputs as the run left them and the grad mode after. `compare_runs` compares
 every output, every input after the call, `requires_grad` flags and the grad mode after.
 Tolerance (CHK-16): `torch.testing.assert_close`'s rtol for the dtype, and its atol scaled by
 the largest magnitude of the expected tensor (at least 1); exact for integers and bools; NaN
-equals NaN. This module touches torch objects, so `Any` appears where they cross its edge.
+equals NaN.
 """
 
 from __future__ import annotations

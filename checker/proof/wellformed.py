@@ -13,17 +13,17 @@ function by identifier, so one identifier naming two subgraphs would run the wro
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
 
 import torch
 import torch.fx
 
 from checker.proof.call_aliasing import aliasing_problem
+from checker.proof.graphs import graph_modules
 from checker.proof.verdict import Holds, Verdict, Violated
 from reference.effects.alias_db import AliasDB
 from reference.fx_helpers import attribute, example_value
 from reference.names import INVOKE
-from reference.outline.plan import runtime_takes
+from reference.outline.legality import runtime_takes
 
 Node = torch.fx.Node
 
@@ -46,13 +46,6 @@ def check_wellformed(gm: torch.fx.GraphModule) -> Verdict:
         if problem is not None:
             return Violated(f"CHK-1: {path}{problem}")
     return Holds()
-
-
-def graph_modules(gm: torch.fx.GraphModule) -> Iterator[tuple[str, torch.fx.GraphModule]]:
-    """`gm` and every graph module below it, with a `path.` prefix (`""` for `gm`)."""
-    for name, module in gm.named_modules():
-        if isinstance(module, torch.fx.GraphModule):
-            yield (f"{name}." if name else ""), module
 
 
 def _lint(module: torch.fx.GraphModule) -> str | None:

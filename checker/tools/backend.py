@@ -1,13 +1,12 @@
 """`verify_backend()`: a `torch.compile` backend that checks fxoracle's deduplication on every
 graph Dynamo captures, and runs the user's graph untouched (spec chapter 06, CHK; the keys are
-chapter 01's offline mode, TRK-6).
+chapter 01's offline mode, TRK-10).
 
 For each graph: copy it, key the copy with `track_graph`, find its regions once, deduplicate the
 copy in place (behind the checker's gate), check the copy against the original with
 `check_transformation` on the graph's example inputs, log one paragraph, and hand Dynamo the
 ORIGINAL graph's `forward`: whatever the check finds, the user's program computes what it
-computed without fxoracle. This module touches torch objects, so `Any` appears where they cross
-its edge.
+computed without fxoracle.
 """
 
 from __future__ import annotations
@@ -23,12 +22,13 @@ import torch.fx
 
 from checker.io.reports import plural
 from checker.proof.check import check_transformation
-from checker.tools.pipeline import gated_deduplicate
+from checker.tools.checked_pipeline import gated_deduplicate
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
-from reference.key.tracker import GraphRegionTracker, track_graph
-from reference.outline.dedup import DedupResult
+from reference.key.offline import track_graph
+from reference.key.tracker import GraphRegionTracker
+from reference.outline.outliner import DedupResult
 
 LOGGER = "fxoracle"
 Transform = Callable[[torch.fx.GraphModule, GraphRegionTracker], DedupResult]

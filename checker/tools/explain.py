@@ -18,14 +18,14 @@ import torch.fx
 from checker.io.model_file import load_model_file
 from checker.io.reports import plural
 from checker.io.user_code import shown_name
+from checker.tools.checked_pipeline import gated_deduplicate
 from checker.tools.outcomes import region_outcomes
-from checker.tools.pipeline import gated_deduplicate
 from checker.tools.refusals import StepContext, refusal_detail
 from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
-from reference.expand.graph_view import NodeIndex
 from reference.expand.lockstep import GroupExpansion
 from reference.expand.regions import RegionSearch, search_regions
+from reference.fx_helpers import NodeIndex
 from reference.graph_copy import copy_graph_module
 from reference.key.keys import NodeKey
 from reference.torch_version import TORCH

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from reference.outline.dedup import DedupResult
+from reference.outline.outliner import DedupResult
 
 
 def region_outcomes(result: DedupResult, group: int) -> list[str]:

@@ -16,8 +16,9 @@ from dataclasses import dataclass, fields, is_dataclass
 import torch.fx
 
 from checker.io.reports import plural
-from reference.expand.graph_view import GraphView, NodeIndex
-from reference.expand.lockstep import Reason, Step
+from reference.expand.graph_view import GraphView
+from reference.expand.lockstep import Step, StepRefusal
+from reference.fx_helpers import NodeIndex
 from reference.key.keys import NodeKey
 
 Difference = tuple[str, object, object]  # (field path, region 0's value, the other value)
@@ -64,14 +65,14 @@ def refusal_detail(ctx: StepContext, step: Step) -> str:
         return f"region {k} has nothing left to visit"
     name = ctx.view.names[c]
     match reason:
-        case Reason.REVISIT | Reason.CLAIMED:
+        case StepRefusal.REVISIT | StepRefusal.CLAIMED:
             return f"{name} is already in {_owner(ctx, c)}"
-        case Reason.SHARED:
+        case StepRefusal.SHARED:
             first = step.candidates.index(c)
             return f"{name} is also region {first}'s candidate: an input both read"
-        case Reason.INPUT:
+        case StepRefusal.INPUT:
             return f"a {ctx.view.ops[c]}"
-        case Reason.DIFFERENT:
+        case StepRefusal.DIFFERENT:
             return _different(ctx, step, c)
         case _:
             return _cycle(ctx, k, c)

@@ -19,12 +19,12 @@ from checker.io.reports import plural
 from checker.io.user_code import shown_name
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
 from checker.proof.verdict import Holds, Verdict, verdict_name
+from checker.tools.checked_pipeline import PipelineResult, Split, run_pipeline
 from checker.tools.outcomes import region_outcomes
-from checker.tools.pipeline import PipelineResult, Split, run_pipeline
 from reference.dynamo.capture import Capture, capture
-from reference.expand.graph_view import NodeIndex
+from reference.fx_helpers import NodeIndex
 from reference.names import INVOKE
-from reference.outline.dedup import Refused, Replaced
+from reference.outline.outliner import Refused, Replaced
 from reference.torch_version import TORCH
 
 

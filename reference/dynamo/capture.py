@@ -7,7 +7,6 @@ Dynamo creates gets a `reference.GraphRegionTracker` instead of torch's and node
 pass replaced by a recorder: so the graph is exactly the one torch's pass would see (Dynamo's
 cleanups after the pass, such as dropping unused `size()` calls, have not run yet), keyed live,
 with the graph's own inputs (parameters and buffers included) as they were before the model ran.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from torch.utils._ordered_set import OrderedSet
 from reference.effects.node_effects import WRITES_META
 from reference.errors import FxOracleError, describe
 from reference.graph_copy import copy_graph, copy_graph_module
+from reference.key.keys import ORIGIN_META
 from reference.key.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
@@ -176,6 +176,7 @@ def _recorded(out: Any, dynamic: bool) -> Capture:
         theirs = remap_torch_tracker(tracker.torch, found.nodes)
     ours = tracker.remapped(found.nodes)
     record_writes(found.gm.graph, ours.node_to_mutated_arg_positions)
+    record_origins(found.gm.graph, ours)
     return Capture(found.gm, ours, inputs, dynamic, theirs)
 
 
@@ -185,6 +186,15 @@ def record_writes(graph: torch.fx.Graph, seen: Mapping[Node, Iterable[int]]) -> 
     for node in graph.nodes:
         if node.op.startswith("call_"):
             node.meta[WRITES_META] = tuple(sorted(set(seen.get(node, ()))))
+
+
+def record_origins(graph: torch.fx.Graph, tracker: GraphRegionTracker) -> None:
+    """Store on every keyed node where it was created and the global state it was keyed under
+    (`keys.Origin`), so that a pass with its own key can read them from the graph (TRK-2)."""
+    for node in graph.nodes:
+        origin = tracker.origin(node)
+        if origin is not None:
+            node.meta[ORIGIN_META] = origin
 
 
 def remap_torch_tracker(tracker: Any, nodes: Mapping[Node, Node]) -> Any:

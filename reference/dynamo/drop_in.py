@@ -17,8 +17,7 @@
   type metadata on subgraph placeholders), for tests that compare printed graphs.
 
 When the output graph's tracker is not fxoracle's (Dynamo ran with torch's), the graph is keyed
-offline from node metadata (`track_graph`, TRK-6). This module touches torch objects, so `Any`
-appears where they cross its edge.
+offline from node metadata (`track_graph`, TRK-10).
 """
 
 from __future__ import annotations
@@ -35,9 +34,12 @@ from torch.utils._ordered_set import OrderedSet
 from reference.dynamo.capture import dynamo_pass, dynamo_tracker
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
-from reference.key.tracker import GraphRegionTracker, track_graph
+from reference.key.offline import track_graph
+from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
-from reference.outline.dedup import DedupResult, ordering_deps, outline
+from reference.order.deps import ordering_deps
+from reference.outline.outliner import DedupResult
+from reference.pipeline import outline
 from reference.policy import RIGHT, TORCH, Policy
 
 Node = torch.fx.Node

@@ -16,7 +16,6 @@ wherever its graph is inlined.
   without an example value, a schema's `Tensor(a)` or a view method's name says so.
 - switch (EFF-3): autocast, grad mode or a functorch transform's level changes.
 - draws (EFF-4): the node draws from the global random generator.
-This module touches torch objects, so `Any` appears where they cross its edge.
 """
 
 from __future__ import annotations

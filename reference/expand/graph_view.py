@@ -15,9 +15,8 @@ from typing import NewType, cast
 import torch.fx
 
 from reference.errors import FxOracleError
-from reference.fx_helpers import unique_node_args
+from reference.fx_helpers import NodeIndex, unique_node_args
 
-NodeIndex = NewType("NodeIndex", int)
 BucketId = NewType("BucketId", int)
 GroupIndex = NewType("GroupIndex", int)
 

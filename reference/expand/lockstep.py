@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import cast
 
-from reference.expand.graph_view import BucketId, GraphView, NodeIndex
+from reference.expand.graph_view import BucketId, GraphView
+from reference.fx_helpers import NodeIndex
 
 
-class Reason(StrEnum):
+class StepRefusal(StrEnum):
     """Why a step's candidates did not join (each names the invariant that refuses them)."""
 
     EXHAUSTED = "EXP-3: a region's queue is empty"
@@ -41,7 +42,7 @@ class Step:
 
     candidates: tuple[NodeIndex | None, ...]
     refused_region: int | None
-    reason: Reason | None
+    reason: StepRefusal | None
 
     @property
     def accepted(self) -> bool:
@@ -161,16 +162,13 @@ def _first_refusal(
     growths: list[RegionGrowth],
     candidates: tuple[NodeIndex | None, ...],
     claimed: set[NodeIndex],
-) -> tuple[int, Reason] | None:
-    """The first region whose candidate is refused, and why; None when all may join."""
+) -> tuple[int, StepRefusal] | None:
+    """The first region whose candidate is refused, and why; None when all may join. Region
+    0's cycle test comes first: its candidate drives the step."""
     c0 = candidates[0]
     assert c0 is not None, "EXP-3: region 0 drives the steps"
     if growths[0].creates_cycle(c0):
-        return 0, Reason.CYCLE
-    if _only_cycles_can_refuse(view, candidates, claimed):
-        present = cast("tuple[NodeIndex, ...]", candidates)
-        cyclic = (k for k in range(1, len(growths)) if growths[k].creates_cycle(present[k]))
-        return next(((k, Reason.CYCLE) for k in cyclic), None)
+        return 0, StepRefusal.CYCLE
     seen: set[NodeIndex] = set()
     for k, c in enumerate(candidates):
         reason = _refusal(view, growths[k], c, c0, k, seen, claimed)
@@ -184,23 +182,6 @@ def _first_refusal(
 _INPUT_OPS = frozenset({"placeholder", "get_attr"})
 
 
-def _only_cycles_can_refuse(
-    view: GraphView, candidates: tuple[NodeIndex | None, ...], claimed: set[NodeIndex]
-) -> bool:
-    """Whether every candidate passes every test of `_refusal` but the cycle test, checked for
-    the whole step at once (the common case: the regions grow). A region's members are all
-    claimed while the group grows, so an unclaimed candidate is no revisit (EXP-4)."""
-    if None in candidates or not claimed.isdisjoint(candidates):
-        return False
-    present = cast("tuple[NodeIndex, ...]", candidates)
-    if len(set(present)) < len(present) or not _INPUT_OPS.isdisjoint(
-        map(view.ops.__getitem__, present)
-    ):
-        return False
-    buckets = set(map(view.bucket.__getitem__, present))
-    return len(buckets) == 1 and None not in buckets
-
-
 def _refusal(
     view: GraphView,
     growth: RegionGrowth,
@@ -209,21 +190,21 @@ def _refusal(
     k: int,
     seen: set[NodeIndex],
     claimed: set[NodeIndex],
-) -> Reason | None:
+) -> StepRefusal | None:
     if c is None:
-        return Reason.EXHAUSTED
+        return StepRefusal.EXHAUSTED
     if c in growth.members:
-        return Reason.REVISIT
+        return StepRefusal.REVISIT
     if c in claimed:
-        return Reason.CLAIMED
+        return StepRefusal.CLAIMED
     if c in seen:
-        return Reason.SHARED
-    if view.ops[c] in ("placeholder", "get_attr"):
-        return Reason.INPUT
+        return StepRefusal.SHARED
+    if view.ops[c] in _INPUT_OPS:
+        return StepRefusal.INPUT
     if view.bucket[c] is None or view.bucket[c] != view.bucket[c0]:
-        return Reason.DIFFERENT
+        return StepRefusal.DIFFERENT
     if k > 0 and growth.creates_cycle(c):
-        return Reason.CYCLE
+        return StepRefusal.CYCLE
     return None
 
 

@@ -16,8 +16,9 @@ from typing import Protocol
 import torch.fx
 
 from reference.errors import expect, expect_method
-from reference.expand.graph_view import GraphView, NodeIndex, view_of_graph
+from reference.expand.graph_view import GraphView, view_of_graph
 from reference.expand.lockstep import Expansion, expand
+from reference.fx_helpers import NodeIndex
 
 Node = torch.fx.Node
 

@@ -1,19 +1,21 @@
-"""Offline keying's fast path: one graph's keys with every value described once (spec chapter 01,
-TRK-13).
+"""Offline keying's fast path: one graph's tracker with every value described once (spec chapter
+01, TRK-13).
 
-`track_graph` keys a graph whose metadata no longer changes, so a node's argument key is the
-same for every user of the node: `KeyCache` describes each node's example value once, and each
-distinct dense tensor layout (dtype, sizes, strides, device, grad and view flags) once. Every
-distinct description, call site and global state is interned to a small integer, so a node's
-key is first a `RawKey`, a tuple of integers and strings that Python hashes without calling
-back into Python code; the readable `NodeKey` is built once per distinct raw key. The keys are
-equal to `keys.node_key`'s, value for value; only the work is shared. Live tracking does not
-use it: there, an in-place op may still change a value's metadata (`t_()`) after it was read.
-This module touches torch objects, so `Any` appears where they cross its edge.
+`track_graph_fast(graph)` is `offline.track_graph_plainly(graph)`, computed faster. A captured
+graph's metadata no longer changes, so a node's argument key is the same for every user of the
+node: `KeyCache` describes each node's example value once, and each distinct dense tensor
+layout (dtype, sizes, strides, device, grad and view flags) once. Every distinct description,
+call site and global state is interned to a small integer, so a node's key is first a `RawKey`,
+a tuple of integers and strings that Python hashes without calling back into Python code; the
+readable `NodeKey` is built once per distinct raw key. Live tracking does not use it: there, an
+in-place op may still change a value's metadata (`t_()`) after it was read. The cyclic garbage
+collector is paused meanwhile: keying allocates nothing cyclic, and each of the collector's
+passes would walk every node and fake tensor of the graph again.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -24,21 +26,25 @@ import torch.fx
 from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
-from reference.effects.node_effects import WRITES_META, WRITING_KWARGS, target_may_write
+from reference.effects.node_effects import WRITES_META, WRITING_KWARGS, target_may_write, writes
 from reference.fx_helpers import example_value
 from reference.key.keys import (
     ArgKey,
     CallSite,
     Const,
+    Dict,
     GlobalState,
     Missing,
     NodeKey,
+    Seq,
     TensorMeta,
     Unkeyable,
     call_site_from_stack_trace,
+    current_global_state,
     tensor_meta,
     value_key,
 )
+from reference.key.tracker import GraphRegionTracker
 from reference.names import qualified_name
 
 Node = torch.fx.Node
@@ -107,7 +113,7 @@ class KeyCache:
         """Each node but the output with its raw key (or the `Unkeyable` that stopped it, as
         `keys.node_key` raises it) and whether it may write an argument. The call site comes
         from the `stack_trace`; the global state is `state`, except grad mode, which follows
-        the graph's own `_set_grad_enabled` calls (TRK-6). Offline keying's hot loop: memo hits
+        the graph's own `_set_grad_enabled` calls (TRK-10). Offline keying's hot loop: memo hits
         are read inline, and a fake tensor value is described as its node goes by."""
         state_id = self._states.id_of(state)
         node_ids, trace_ids, targets = self._node_ids, self._trace_ids, self._targets
@@ -178,7 +184,7 @@ class KeyCache:
             return found
         if isinstance(arg, Node):
             return self._describe(arg)
-        return self._args.id_of(value_key(arg, self.arg_key, self.tensor_meta))
+        return self._args.id_of(self._value_key(arg))
 
     def _describe(self, node: Node) -> int:
         """The id of `node`'s example value's description, computed once."""
@@ -195,8 +201,20 @@ class KeyCache:
         return found
 
     def _value_key(self, value: Any) -> ArgKey:
-        """`keys.value_key(value)`, its tensors described once per layout."""
-        return value_key(value, self._value_key, self.tensor_meta)
+        """`keys.arg_key(value)`, with the nodes and tensors inside containers described once:
+        containers are walked here as `keys.value_key` walks them, anything else goes there."""
+        if isinstance(value, Node):
+            return self.arg_key(value)
+        if isinstance(value, torch.Tensor):
+            return self.tensor_meta(value)
+        if isinstance(value, (tuple, list)):
+            kind = "size" if isinstance(value, torch.Size) else type(value).__name__
+            return Seq(kind, tuple(map(self._value_key, value)))
+        if isinstance(value, slice):
+            return Seq("slice", tuple(map(self._value_key, (value.start, value.stop, value.step))))
+        if isinstance(value, dict):
+            return Dict(tuple((str(k), self._value_key(value[k])) for k in sorted(value, key=str)))
+        return value_key(value)
 
     def _tensor_id(self, t: torch.Tensor) -> int:
         kind = type(t)
@@ -257,3 +275,46 @@ def _memo(memo: dict[Target, T], target: Target, compute: Callable[[Target], T])
     if found is None:
         found = memo[target] = compute(target)
     return found
+
+
+def track_graph_fast(graph: torch.fx.Graph) -> GraphRegionTracker:
+    """`offline.track_graph_plainly(graph)`: the same buckets, keys, untracked nodes and
+    mutated positions (TRK-13)."""
+    cache = KeyCache()
+    with collector_paused(), cache.reading():
+        return _track_all(graph, cache)
+
+
+def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
+    tracker = GraphRegionTracker()
+    keyed: dict[RawKey, tuple[NodeKey, list[Node]]] = {}  # each distinct key's bucket
+    to_key, to_bucket = tracker.node_to_key, tracker.node_to_duplicates
+    buckets = tracker.key_to_duplicates
+    for node, raw, may_write in cache.keys(graph.nodes, current_global_state()):
+        if isinstance(raw, Unkeyable):
+            tracker.untracked[node] = str(raw)
+        else:
+            found = keyed.get(raw)
+            if found is None:
+                key = cache.node_key(raw)
+                found = keyed[raw] = key, buckets.setdefault(key, [])
+            key, bucket = found
+            bucket.append(node)  # `tracker.add(node, key)`, inline: offline keying's hot loop
+            to_key[node] = key
+            to_bucket[node] = bucket
+        if may_write:
+            for position in writes(node):
+                tracker.add_node_mutation(node, position)
+    return tracker
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, then as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -5,14 +5,12 @@ their keys are equal. It holds the global state at tracking time, the call site,
 target (by qualified name), the sorted kwarg names and every argument: a node argument by the
 metadata of its example value, a constant by its type and value, containers with their structure.
 
-This is the only module that turns torch values into key values; it is a torch adapter, so `Any`
-appears here and nowhere in the pure core.
+This module is the definition; `fast_keys` computes the same keys for a whole graph faster.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -58,6 +56,19 @@ class CallSite:
     filename: str
     line: int
     offset: int | None
+
+
+ORIGIN_META = "fxoracle_origin"  # node.meta key of a captured node's `Origin`
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where the user's code created a node and the global state at tracking time: the parts of
+    its key that node metadata does not carry otherwise (TRK-2, TRK-10). Capture stores it in
+    `node.meta[ORIGIN_META]` for every keyed node."""
+
+    call_site: CallSite | None
+    global_state: GlobalState
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,15 +180,8 @@ def tf32_key() -> bool | str:
     return precision if TORCH.tf32_key == "fp32_precision" else precision == "tf32"
 
 
-def node_key(
-    node: torch.fx.Node,
-    state: GlobalState,
-    site: CallSite | None,
-    describe: Callable[[Any], ArgKey] | None = None,
-) -> NodeKey:
-    """The key of `node`; raises `Unkeyable` when an argument has no deterministic description.
-    `describe` keys one argument (default `arg_key`)."""
-    describe_arg = describe or arg_key
+def node_key(node: torch.fx.Node, state: GlobalState, site: CallSite | None) -> NodeKey:
+    """The key of `node`; raises `Unkeyable` when an argument has no deterministic description."""
     names = tuple(sorted(node.kwargs))
     return NodeKey(
         global_state=state,
@@ -185,42 +189,33 @@ def node_key(
         op=node.op,
         target=qualified_name(node.target),
         kwarg_names=names,
-        args=tuple(map(describe_arg, node.args)),
-        kwargs=tuple(describe_arg(node.kwargs[n]) for n in names) if names else (),
+        args=tuple(map(arg_key, node.args)),
+        kwargs=tuple(arg_key(node.kwargs[n]) for n in names),
     )
 
 
 def arg_key(arg: Any) -> ArgKey:
-    """Describe one argument: a node by its example value, anything else as a constant.
-
-    Containers keep their structure and may hold nodes (`cat((a, b))`).
-    """
+    """Describe one argument: a node by its example value, anything else by itself.
+    Containers keep their structure and may hold nodes (`cat((a, b))`)."""
     if isinstance(arg, torch.fx.Node):
         value = example_value(arg)
         return Missing() if value is None else value_key(value)
-    return value_key(arg, arg_key)
+    return value_key(arg)
 
 
-def value_key(
-    value: Any,
-    item_key: Callable[[Any], ArgKey] | None = None,
-    meta: Callable[[torch.Tensor], TensorMeta] | None = None,
-) -> ArgKey:
-    """Describe a value by type and content (TRK-4, TRK-5); `item_key` describes elements,
-    `meta` tensors (default `tensor_meta`)."""
-    describe_item = item_key or value_key
+def value_key(value: Any) -> ArgKey:
+    """Describe a value by type and content (TRK-4, TRK-5); container items by `arg_key`."""
     if isinstance(value, torch.Tensor):
-        return (meta or tensor_meta)(value)
+        return tensor_meta(value)
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return SymValue(type(value).__name__, str(value.node.expr))
     if isinstance(value, (tuple, list)):
         kind = "size" if isinstance(value, torch.Size) else type(value).__name__
-        return Seq(kind, tuple(describe_item(v) for v in value))
+        return Seq(kind, tuple(map(arg_key, value)))
     if isinstance(value, slice):
-        return Seq("slice", tuple(describe_item(v) for v in (value.start, value.stop, value.step)))
+        return Seq("slice", tuple(map(arg_key, (value.start, value.stop, value.step))))
     if isinstance(value, dict):
-        items = sorted(value, key=str)
-        return Dict(tuple((str(k), describe_item(value[k])) for k in items))
+        return Dict(tuple((str(k), arg_key(value[k])) for k in sorted(value, key=str)))
     return constant_key(value)
 
 
@@ -296,7 +291,9 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
-    """The innermost frame of a node's `stack_trace` (offline mode, TRK-6); no bytecode offset."""
+    """The innermost frame a node's `stack_trace` records (offline mode, TRK-10); no bytecode
+    offset. Dynamo leaves torch's own files out of `stack_trace`, so a call inside one of
+    torch's `nn` modules has the user's line that called the module."""
     if not stack_trace:
         return None
     frames = list(_FRAME.finditer(stack_trace))
@@ -306,7 +303,7 @@ def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
     return CallSite(last["file"], int(last["line"]), None)
 
 
-def describe(key: NodeKey) -> str:
+def summary(key: NodeKey) -> str:
     """A one-line human summary of a key, for reports."""
     site = "?" if key.call_site is None else f"{key.call_site.filename}:{key.call_site.line}"
     return f"{key.op} {key.target} at {site}"

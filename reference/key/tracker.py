@@ -2,29 +2,25 @@
 
 `GraphRegionTracker` is a drop-in for torch's class of the same name: Dynamo calls
 `track_node(tx, node)` as it creates nodes (live mode, see `reference.dynamo.capture`), and
-`track_node_mutations` / `add_node_mutation` when it sees a value change. `track_graph(graph)`
+`track_node_mutations` / `add_node_mutation` when it sees a value change. `reference.key.offline`
 keys an already captured graph from node metadata instead (offline mode).
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
-from reference.effects.node_effects import writes as written_positions
-from reference.errors import expect
 from reference.expand.regions import Buckets, find_identical_regions
-from reference.key.fast_keys import KeyCache, RawKey
 from reference.key.keys import (
     CallSite,
     GlobalState,
     NodeKey,
+    Origin,
     Unkeyable,
     current_global_state,
     node_key,
@@ -109,75 +105,28 @@ class GraphRegionTracker:
 
     # -- shared --------------------------------------------------------------------------------
     def track_with(self, node: Node, state: GlobalState, site: CallSite | None) -> None:
-        """Key `node` with the given state and call site and add it to its bucket."""
+        """Key `node` with the given state and call site and add it to its bucket (TRK-7: an
+        unkeyable node is recorded as untracked, with the reason)."""
         try:
             key = node_key(node, state, site)
         except Unkeyable as e:
             self.untracked[node] = str(e)
             return
-        self.add_keyed(node, *self.bucket_of(key))
+        self.add(node, key)
 
-    def bucket_of(self, key: NodeKey) -> tuple[NodeKey, list[Node]]:
-        """The bucket of `key` (new and empty if no node has it yet), with the key it is under."""
-        return key, self.key_to_duplicates.setdefault(key, [])
-
-    def add_keyed(self, node: Node, key: NodeKey, bucket: list[Node]) -> None:
-        """Record `node` as keyed `key`, in `bucket` (`bucket_of(key)`'s)."""
+    def add(self, node: Node, key: NodeKey) -> None:
+        """Record `node` as keyed `key`, at the end of that key's bucket."""
+        bucket = self.key_to_duplicates.setdefault(key, [])
         bucket.append(node)
         self.node_to_key[node] = key
         self.node_to_duplicates[node] = bucket
+
+    def origin(self, node: Node) -> Origin | None:
+        """The call site and global state `node` was keyed with; None when it is untracked."""
+        key = self.node_to_key.get(node)
+        return None if key is None else Origin(key.call_site, key.global_state)
 
     @property
     def hash_to_duplicates(self) -> dict[NodeKey, list[Node]]:
         """torch's name for the buckets (keys here are readable `NodeKey`s, not hashes)."""
         return self.key_to_duplicates
-
-
-def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
-    """Key an already captured graph from its metadata (offline mode, TRK-6).
-
-    The call site is the innermost frame of each node's `stack_trace`; argument metadata comes
-    from `example_value` (Dynamo) or `val` (export). Global state is the process's, except grad
-    mode, which follows the graph's own `_set_grad_enabled` calls. Mutations are what live
-    capture recorded, else what the ops declare (`effects.writes`, EFF-1, TRK-8). Each value is
-    described once (`KeyCache`, TRK-13), with the cyclic garbage collector paused: keying
-    allocates and frees nothing cyclic, and each of the collector's passes would walk every
-    node and fake tensor of the graph again.
-    """
-    expect(graph, torch.fx.Graph, "track_graph: graph")  # FIL-6
-    cache = KeyCache()
-    with collector_paused(), cache.reading():
-        return _track_all(graph, cache)
-
-
-def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
-    tracker = GraphRegionTracker()
-    keyed: dict[RawKey, tuple[NodeKey, list[Node]]] = {}  # each distinct key's bucket
-    to_key, to_bucket = tracker.node_to_key, tracker.node_to_duplicates
-    for node, raw, writes in cache.keys(graph.nodes, current_global_state()):
-        if isinstance(raw, Unkeyable):
-            tracker.untracked[node] = str(raw)
-        else:
-            found = keyed.get(raw)
-            if found is None:
-                found = keyed[raw] = tracker.bucket_of(cache.node_key(raw))
-            key, bucket = found
-            bucket.append(node)  # `add_keyed`, inline: this loop is offline keying's hot path
-            to_key[node] = key
-            to_bucket[node] = bucket
-        if writes:
-            for pos in written_positions(node):
-                tracker.add_node_mutation(node, pos)
-    return tracker
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block, then as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -12,7 +12,7 @@ entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from torch.fx import Graph, Node
 
@@ -28,6 +28,19 @@ def pinned_targets(policy: Policy = RIGHT) -> tuple[Callable[..., object], ...]:
     transforms (SRT-11) and, with `policy.pin_grad_mode`, grad mode (SRT-8)."""
     grad = (GRAD_MODE_TARGET,) if policy.pin_grad_mode else ()
     return AUTOCAST_TARGETS + FUNCTORCH_TARGETS + grad
+
+
+def ordering_deps(
+    graph: Graph,
+    writes: Mapping[Node, Iterable[int]],
+    policy: Policy = RIGHT,
+    db: AliasDB | None = None,
+) -> OrderingDeps:
+    """The extra ordering dependencies of `graph` (SRT-6..SRT-13) under `policy`, `writes` as a
+    tracker records them (positions of nodes no longer in the graph ignored)."""
+    present = set(graph.nodes)
+    positions = {n: tuple(sorted(p)) for n, p in writes.items() if n in present}
+    return OrderingDeps.from_graph(graph, positions, policy=policy, db=db)
 
 
 class OrderingDeps:
@@ -101,24 +114,24 @@ class OrderingDeps:
         """Total number of recorded dependencies (SRT-7 bounds it)."""
         return sum(len(own) for own in self._deps.values())
 
-    def redirect(self, erased: Node, to: Node, *, inherit: bool = False) -> None:
+    def redirect(self, erased: Node, to: Node, *, keep_erased_deps: bool = False) -> None:
         """`erased` is gone and `to` replaces it: torch's per-erasure update, in place. SRT-9.
 
         `erased`'s own entry is dropped; every node that listed `erased` loses it and lists
         `to` at the end instead, unless `to` is already there (torch's `remove` then `add`).
-        With `inherit=True`, `to` first takes over `erased`'s own deps and never lists itself,
+        With `keep_erased_deps`, `to` first takes over `erased`'s own deps and never lists itself,
         so an erased node's ordering constraints survive (SRT-10, torch drops them).
         """
         if erased is to:
             raise FxOracleError(f"SRT-9: cannot redirect {erased.name} to itself")
         for dep in self._deps.pop(erased, {}):
             self._forget_dependent(dep, erased)
-            if inherit and dep is not to:
+            if keep_erased_deps and dep is not to:
                 self.add(to, dep)
         for dependent in self._dependents.pop(erased, {}):
             own = self._deps[dependent]
             del own[erased]
-            if inherit and dependent is to:
+            if keep_erased_deps and dependent is to:
                 self._drop_if_empty(to)
             elif to not in own:
                 own[to] = None

@@ -83,7 +83,7 @@ class Contraction:
         if found is None:
             return None
         in_regions = [r for r in map(view.region_of, found) if r is not None]
-        path = " -> ".join(view.describe(label) for label in [*found, found[0]])
+        path = " -> ".join(view.label_name(label) for label in [*found, found[0]])
         return min(in_regions, default=0), path
 
 
@@ -131,7 +131,7 @@ class _View:
             return min(self.region_members[label - self.base])
         return self.q.first.get(label, label)
 
-    def describe(self, label: int) -> str:
+    def label_name(self, label: int) -> str:
         region = self.region_of(label)
         if region is not None:
             return f"region {region}"

@@ -18,20 +18,15 @@ from enum import StrEnum
 
 import torch
 import torch.fx
+from torch._C._functorch import is_functorch_wrapped_tensor
+from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import example_value, flat_node_args
+from reference.key.keys import functorch_kind
+from reference.names import INVOKE
 from reference.outline.bodies import same_body
-from reference.outline.plan import (
-    OutlinePlan,
-    external_usages,
-    functorch_wrapped,
-    is_tuple_node,
-    operands,
-    runtime_takes,
-    unreturnable_output,
-    usage_node,
-)
+from reference.outline.plan import OutlinePlan, external_usages, is_tuple_node, operands, usage_node
 
 Node = torch.fx.Node
 Resolve = Callable[[str], object]
@@ -65,7 +60,7 @@ class Refusal(StrEnum):
 Verdict = tuple[Refusal, str] | None  # the first refusal and its detail, or None: replace
 
 
-class Facts:
+class OutlineContext:
     """What the checks read besides the region: the alias DB (chapter 09), the pinned
     global-state switches (RPL-16) and which nodes earlier calls replaced (RPL-17)."""
 
@@ -97,20 +92,23 @@ def group_refusal(group: Sequence[Sequence[Node]], plan: OutlinePlan) -> Verdict
 
 
 def region_refusal(
-    region: Sequence[Node], group: Sequence[Sequence[Node]], plan: OutlinePlan, facts: Facts,
+    region: Sequence[Node],
+    group: Sequence[Sequence[Node]],
+    plan: OutlinePlan,
+    context: OutlineContext,
     resolve: Resolve,
-) -> Verdict:  # fmt: skip
+) -> Verdict:
     """The first rule that refuses `region` of `group` (RPL-20, RPL-6 .. RPL-9, RPL-16 to
     RPL-18, RPL-21, RPL-24), checked in this order, or None."""
     checks: list[tuple[Refusal, Callable[[], str]]] = [
         (Refusal.OTHER_BODY, lambda: other_body(region, group[0], plan, resolve)),
         (Refusal.WIRING, lambda: other_wiring(region, group[0])),
-        (Refusal.SPANS_PIN, lambda: spans_pin(region, facts)),
-        (Refusal.MUTATED_INPUT, lambda: writes_input(region, plan, facts.db)),
+        (Refusal.SPANS_PIN, lambda: spans_pin(region, context)),
+        (Refusal.MUTATED_INPUT, lambda: writes_input(region, plan, context.db)),
         (Refusal.OPERAND, lambda: untaken_operand(region, plan)),
         (Refusal.FUNCTORCH, lambda: wrapped_value(region, plan)),
-        (Refusal.ALIASING, lambda: shared_storage(region, plan, facts.db)),
-        (Refusal.SPLIT_MUTATION, lambda: written_between(region, facts.db)),
+        (Refusal.ALIASING, lambda: shared_storage(region, plan, context.db)),
+        (Refusal.SPLIT_MUTATION, lambda: written_between(region, context.db)),
         (Refusal.WHOLE_TUPLE, lambda: tuple_used_whole(region, plan)),
     ]
     for refusal, check in checks:
@@ -146,9 +144,9 @@ def other_body(
     return ""
 
 
-def spans_pin(region: Sequence[Node], facts: Facts) -> str:
+def spans_pin(region: Sequence[Node], context: OutlineContext) -> str:
     """RPL-16: a pinned global-state switch lies between the region's nodes."""
-    pin = facts.pin_between(region)
+    pin = context.pin_between(region)
     return "" if pin is None else f"{pin.name} lies between the region's nodes"
 
 
@@ -250,3 +248,55 @@ def getitem_users(node: Node) -> list[tuple[Node, int]]:
         if u.target is operator.getitem and isinstance(index, int):
             found.append((u, index))
     return found
+
+
+# What torch's `invoke_subgraph` runtime takes and returns (RPL-21, RPL-23, RPL-24).
+
+
+def runtime_takes(value: object) -> bool:
+    """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
+    int (bools included), a SymInt, a generator, or None; never a float or a module, nor a
+    tensor subclass with a `__torch_dispatch__` the operator has no rule for, such as a
+    nested jagged tensor (RPL-21)."""
+    from torch._library.fake_class_registry import FakeScriptObject
+
+    if isinstance(value, torch.Tensor):
+        return not dispatching_subclass(value)
+    accepted = (int, torch.SymInt, torch.Generator, FakeScriptObject)
+    return value is None or isinstance(value, accepted)
+
+
+def dispatching_subclass(t: torch.Tensor) -> bool:
+    """`t` is of a tensor subclass with its own `__torch_dispatch__` (not a fake tensor, which
+    stands for a plain one) that torch's `invoke_subgraph` has no rule for."""
+    kind = type(t)
+    own = kind.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
+    return own and kind is not FakeTensor and kind not in INVOKE.python_key_table
+
+
+def functorch_wrapped(value: object) -> str:
+    """The kind of the first functorch-wrapped tensor in `value` (a tensor, or a tuple or list
+    holding tensors), or "": vmap's batched tensor, `torch.func.grad`'s tracking tensor. torch's
+    `invoke_subgraph` has no functorch rule (RPL-24)."""
+    if isinstance(value, tuple | list):
+        return next((k for k in map(functorch_wrapped, value) if k), "")
+    if isinstance(value, torch.Tensor) and is_functorch_wrapped_tensor(value):
+        return functorch_kind(value)
+    return ""
+
+
+def runtime_returns(value: object) -> bool:
+    """Whether torch's `invoke_subgraph` runtime can return `value` from a subgraph: a tensor or
+    a SymInt, or a tuple of them (flattened); a plain int or a float it cannot (RPL-23)."""
+    if isinstance(value, tuple | list):
+        return all(runtime_returns(v) for v in value)
+    return isinstance(value, torch.Tensor | torch.SymInt)
+
+
+def unreturnable_output(region0: Sequence[Node], plan: OutlinePlan) -> str:
+    """The first output of the plan torch's runtime cannot return, or ""."""
+    for p in plan.outputs:
+        value = example_value(region0[p])
+        if value is not None and not runtime_returns(value):
+            return f"{region0[p].name} is a {type(value).__name__}"
+    return ""

@@ -17,12 +17,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.fx
-from torch._C._functorch import is_functorch_wrapped_tensor
-from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.fx_helpers import example_value, flat_node_args
-from reference.key.keys import functorch_kind
-from reference.names import INVOKE
 from reference.outline.bodies import is_body
 
 Node = torch.fx.Node
@@ -62,55 +58,6 @@ class OutlinePlan:
     @property
     def flattened(self) -> frozenset[int]:
         return frozenset(i for s in self.slots for i in s.flattened)
-
-
-def runtime_takes(value: object) -> bool:
-    """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
-    int (bools included), a SymInt, a generator, or None; never a float or a module, nor a
-    tensor subclass with a `__torch_dispatch__` the operator has no rule for, such as a
-    nested jagged tensor (RPL-21)."""
-    from torch._library.fake_class_registry import FakeScriptObject
-
-    if isinstance(value, torch.Tensor):
-        return not dispatching_subclass(value)
-    accepted = (int, torch.SymInt, torch.Generator, FakeScriptObject)
-    return value is None or isinstance(value, accepted)
-
-
-def dispatching_subclass(t: torch.Tensor) -> bool:
-    """`t` is of a tensor subclass with its own `__torch_dispatch__` (not a fake tensor, which
-    stands for a plain one) that torch's `invoke_subgraph` has no rule for."""
-    kind = type(t)
-    own = kind.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
-    return own and kind is not FakeTensor and kind not in INVOKE.python_key_table
-
-
-def functorch_wrapped(value: object) -> str:
-    """The kind of the first functorch-wrapped tensor in `value` (a tensor, or a tuple or list
-    holding tensors), or "": vmap's batched tensor, `torch.func.grad`'s tracking tensor. torch's
-    `invoke_subgraph` has no functorch rule (RPL-24)."""
-    if isinstance(value, tuple | list):
-        return next((k for k in map(functorch_wrapped, value) if k), "")
-    if isinstance(value, torch.Tensor) and is_functorch_wrapped_tensor(value):
-        return functorch_kind(value)
-    return ""
-
-
-def runtime_returns(value: object) -> bool:
-    """Whether torch's `invoke_subgraph` runtime can return `value` from a subgraph: a tensor or
-    a SymInt, or a tuple of them (flattened); a plain int or a float it cannot (RPL-23)."""
-    if isinstance(value, tuple | list):
-        return all(runtime_returns(v) for v in value)
-    return isinstance(value, torch.Tensor | torch.SymInt)
-
-
-def unreturnable_output(region0: Sequence[Node], plan: OutlinePlan) -> str:
-    """The first output of the plan torch's runtime cannot return, or ""."""
-    for p in plan.outputs:
-        value = example_value(region0[p])
-        if value is not None and not runtime_returns(value):
-            return f"{region0[p].name} is a {type(value).__name__}"
-    return ""
 
 
 def is_tuple_node(node: Node) -> bool:

@@ -18,7 +18,7 @@ import torch.fx
 from reference.fx_helpers import example_value
 from reference.names import INVOKE
 from reference.order.deps import OrderingDeps
-from reference.outline.legality import Facts, getitem_users
+from reference.outline.legality import OutlineContext, getitem_users
 from reference.outline.plan import (
     OutlinePlan,
     is_tuple_node,
@@ -26,6 +26,7 @@ from reference.outline.plan import (
     output_width,
     tuple_output_spec,
 )
+from reference.policy import RIGHT, Policy
 
 Node = torch.fx.Node
 
@@ -43,14 +44,14 @@ def replace_region(
     region: Sequence[Node],
     plan: OutlinePlan,
     call: Call,
-    state: tuple[Facts, OrderingDeps],
+    state: tuple[OutlineContext, OrderingDeps],
     *,
-    inherit: bool = True,
+    policy: Policy = RIGHT,
 ) -> tuple[Node, list[Node]]:
     """Append `invoke_subgraph(get_attr, name, *operands)`, re-point uses, erase the region;
-    return the call and the nodes erased. `inherit=False` moves erased nodes' deps as torch
-    does, dropping their own (SRT-10)."""
-    facts, deps = state
+    return the call and the nodes erased. Without `policy.keep_erased_deps`, erased nodes'
+    deps move as torch moves them, their own dropped (SRT-10)."""
+    context, deps = state
     invoke = graph.create_node(
         "call_function", INVOKE, (call.fetch, call.name, *operands(region, plan)), {}
     )
@@ -61,26 +62,26 @@ def replace_region(
         node = region[p]
         if is_tuple_node(node):
             at = (index, invoke)
-            gone |= _replace_tuple_output(graph, node, at, (deps, takeovers), inherit)
+            gone |= _replace_tuple_output(graph, node, at, (deps, takeovers), policy)
         else:
             item = graph.create_node("call_function", operator.getitem, (invoke, index), {})
             node.replace_all_uses_with(item, propagate_meta=True)
             takeovers.append((node, item))
         index += output_width(node)
-    _describe_call(invoke, takeovers)
+    _set_call_value(invoke, takeovers)
     flat = {region[i] for i in plan.flattened}
     erased = [n for n in region if n not in flat]
     for node in reversed(erased):
         if node not in gone:
             graph.erase_node(node)
-        deps.redirect(node, invoke, inherit=inherit)  # SRT-10: keep the erased node's deps
+        deps.redirect(node, invoke, keep_erased_deps=policy.keep_erased_deps)  # SRT-10
     for old, new in takeovers:
-        facts.replaced_by.setdefault(old, new)
-    facts.db.replaced(erased, invoke, takeovers)
+        context.replaced_by.setdefault(old, new)
+    context.db.replaced(erased, invoke, takeovers)
     return invoke, erased
 
 
-def _describe_call(invoke: Node, takeovers: Sequence[tuple[Node, Node]]) -> None:
+def _set_call_value(invoke: Node, takeovers: Sequence[tuple[Node, Node]]) -> None:
     """The call's example value: the tuple of its outputs' (EFF-2: fresh storages), when every
     output has one."""
     items = sorted(dict.fromkeys(n for _, n in takeovers), key=_index)
@@ -100,7 +101,7 @@ def _replace_tuple_output(
     node: Node,
     at: tuple[int, Node],
     into: tuple[OrderingDeps, list[tuple[Node, Node]]],
-    inherit: bool,
+    policy: Policy,
 ) -> set[Node]:
     """Re-point each getitem chain on a tuple output to the call's flattened output (RPL-3),
     recording in `into` which getitem took over which; return the nodes erased.
@@ -122,7 +123,7 @@ def _replace_tuple_output(
             )
         item.replace_all_uses_with(out, propagate_meta=True)
         found.append((item, out))
-        deps.redirect(item, out, inherit=inherit)  # the getitem may sit outside the region
+        deps.redirect(item, out, keep_erased_deps=policy.keep_erased_deps)  # may sit outside
         graph.erase_node(item)
         erased.add(item)
     if not node.users:  # a region node may still use the tuple whole: erased with the region

@@ -18,7 +18,8 @@ from typing import Any, cast
 import torch
 import torch.fx
 
-from reference.split.graph import NodeIndex, NodeKind, PartitionId, resolve_attr
+from reference.fx_helpers import NodeIndex
+from reference.split.graph import NodeKind, PartitionId, resolve_attr
 from reference.split.plan import PartitionPlan, SplitPlan
 
 

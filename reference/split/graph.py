@@ -3,7 +3,7 @@
 This is the torch edge of the split: it resolves attributes, recognises the global-state calls
 (`_set_grad_enabled`, `_enter_autocast`, `_exit_autocast`), reads symbolic sizes from
 `meta["example_value"]` and calls the user's split callback. Everything downstream
-(`split_state`, `split_order`, `split_plan`) works on the `GraphFacts` made here, by index.
+(`state`, `partition_order`, `plan`, `build`) works on the `SplitGraph` made here, by index.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import free_symbols
 
 from reference.errors import FxOracleError
-from reference.fx_helpers import attribute
+from reference.fx_helpers import NodeIndex, attribute
 from reference.order.deps import OrderingDeps
 
-NodeIndex = NewType("NodeIndex", int)
 PartitionId = NewType("PartitionId", int)
 
 
@@ -60,7 +59,7 @@ class SymbolUse:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeFacts:
+class SplitNode:
     """One node as the planner sees it.
 
     `inputs` are the node's distinct node arguments, args before kwargs, in first-occurrence
@@ -81,10 +80,10 @@ class NodeFacts:
 
 
 @dataclass(frozen=True, slots=True)
-class GraphFacts:
+class SplitGraph:
     """The nodes of a graph in graph order; `NodeIndex` is the position."""
 
-    nodes: tuple[NodeFacts, ...]
+    nodes: tuple[SplitNode, ...]
 
     def indices(self, kind: NodeKind) -> tuple[NodeIndex, ...]:
         """The nodes of one kind, in graph order."""
@@ -149,7 +148,7 @@ def _check_state_node(node: torch.fx.Node, op: StateOp) -> None:
         raise FxOracleError(f"{node.name}: _exit_autocast must take the enter node only")
 
 
-def read_graph(gm: torch.fx.GraphModule) -> GraphFacts:
+def read_graph(gm: torch.fx.GraphModule) -> SplitGraph:
     """The facts of every node of `gm.graph`, in graph order."""
     nodes = list(gm.graph.nodes)
     index = {node: NodeIndex(i) for i, node in enumerate(nodes)}
@@ -159,7 +158,7 @@ def read_graph(gm: torch.fx.GraphModule) -> GraphFacts:
         if symbol is not None and symbol not in definers:
             definers[symbol] = index[node]
     effects = OrderingDeps.of_effects(gm.graph)
-    return GraphFacts(tuple(_node_facts(gm, node, index, definers, effects) for node in nodes))
+    return SplitGraph(tuple(_node_facts(gm, node, index, definers, effects) for node in nodes))
 
 
 def _node_facts(
@@ -168,7 +167,7 @@ def _node_facts(
     index: dict[torch.fx.Node, NodeIndex],
     definers: dict[str, NodeIndex],
     effects: OrderingDeps,
-) -> NodeFacts:
+) -> SplitNode:
     op = state_op(node)
     closes = None
     if op is not None:
@@ -181,7 +180,7 @@ def _node_facts(
             ):
                 raise FxOracleError(f"{node.name}: _exit_autocast must close an _enter_autocast")
             closes = index[enter]
-    return NodeFacts(
+    return SplitNode(
         name=node.name,
         kind=node_kind(gm, node),
         inputs=tuple(index[a] for a in node.all_input_nodes),
@@ -195,7 +194,7 @@ def _node_facts(
 
 def assign_partitions(
     gm: torch.fx.GraphModule,
-    facts: GraphFacts,
+    facts: SplitGraph,
     split_callback: Callable[[torch.fx.Node], int],
 ) -> tuple[PartitionId | None, ...]:
     """Call `split_callback` exactly once per partitioned node, in graph order (SPL-1).

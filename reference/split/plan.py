@@ -2,7 +2,7 @@
 
 `plan_split` decides everything `split_module` will build: which node goes to which partition,
 each partition's inputs, outputs, global-state preludes and epilogues, and the order in which
-the base graph calls the partitions. `split_build` then only turns the plan into graphs, so the
+the base graph calls the partitions. `build` then only turns the plan into graphs, so the
 plan is what tests and `fxoracle explain` show.
 
 Phases, as in torch's `split_module`: assign (callback), regions (global state), record
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 import torch.fx
 
+from reference.fx_helpers import NodeIndex
 from reference.split.graph import (
-    GraphFacts,
-    NodeIndex,
     NodeKind,
     PartitionId,
+    SplitGraph,
     assign_partitions,
     read_graph,
 )
@@ -69,7 +69,7 @@ class SplitPlan:
     """A whole split. `partitions` are in first-appearance order; `order` is the base graph's
     call order; `upstream_order` is the order torch would use (it differs in B6/B7)."""
 
-    facts: GraphFacts
+    facts: SplitGraph
     assignment: tuple[PartitionId | None, ...]
     partitions: tuple[PartitionPlan, ...]
     order: tuple[PartitionId, ...]
@@ -103,7 +103,7 @@ def plan_split(
 
 
 def make_plan(
-    facts: GraphFacts,
+    facts: SplitGraph,
     assignment: Sequence[PartitionId | None],
     keep_original_order: bool = False,
 ) -> SplitPlan:
@@ -131,14 +131,14 @@ def make_plan(
 
 
 def _inputs_of(
-    facts: GraphFacts, uses: _Uses, pid: PartitionId, modules: bool
+    facts: SplitGraph, uses: _Uses, pid: PartitionId, modules: bool
 ) -> tuple[NodeIndex, ...]:
     """The value inputs of `pid`, or its nn.Module get_attrs, in first-use order (SPL-4)."""
     inputs = uses.inputs.get(pid, {})
     return tuple(i for i in inputs if (facts.nodes[i].kind is NodeKind.MODULE_ATTR) == modules)
 
 
-def _record_uses(facts: GraphFacts, assignment: Sequence[PartitionId | None]) -> _Uses:
+def _record_uses(facts: SplitGraph, assignment: Sequence[PartitionId | None]) -> _Uses:
     """Record every cross-partition use in node order, as torch does (SPL-3, SPL-6).
 
     Global-state nodes record nothing: their effect is carried by preludes (SPL-9). The output
@@ -157,7 +157,7 @@ def _record_uses(facts: GraphFacts, assignment: Sequence[PartitionId | None]) ->
 
 
 def _record_use(
-    facts: GraphFacts,
+    facts: SplitGraph,
     assignment: Sequence[PartitionId | None],
     uses: _Uses,
     def_index: NodeIndex,
@@ -186,7 +186,7 @@ def _record_use(
 
 
 def _orders(
-    facts: GraphFacts,
+    facts: SplitGraph,
     assignment: Sequence[PartitionId | None],
     partitions: Sequence[PartitionPlan],
     keep_original_order: bool,
@@ -223,7 +223,7 @@ def _orders(
     return upstream, order
 
 
-def mutation_edges(facts: GraphFacts, assignment: Sequence[PartitionId | None]) -> list[Edge]:
+def mutation_edges(facts: SplitGraph, assignment: Sequence[PartitionId | None]) -> list[Edge]:
     """SPL-15: a partition runs after the partitions holding the nodes its nodes must follow
     for what they write, read or draw (SRT-6, SRT-12, SRT-13 lifted to partitions)."""
     found: list[Edge] = []

@@ -4,7 +4,7 @@ A `_set_grad_enabled(b)` is in force from its node up to the next one; an `_ente
 to its `_exit_autocast`. When such a region spans several partitions, each partition must set
 the state up itself, because it runs as its own module: that is what preludes (a copy of the
 state call at the start) and epilogues (a copy of the autocast exit at the end) do. Pure
-functions over `GraphFacts` and a partition assignment.
+functions over `SplitGraph` and a partition assignment.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reference.errors import FxOracleError
-from reference.split.graph import GraphFacts, NodeIndex, PartitionId, StateOp
+from reference.fx_helpers import NodeIndex
+from reference.split.graph import PartitionId, SplitGraph, StateOp
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,12 +26,12 @@ class StateRegion:
     partitions: tuple[PartitionId, ...]
 
 
-def has_global_state(facts: GraphFacts) -> bool:
+def has_global_state(facts: SplitGraph) -> bool:
     """Whether any node is a grad-mode or autocast call."""
     return any(n.state is not None for n in facts.nodes)
 
 
-def check_monotonic(facts: GraphFacts, assignment: Sequence[PartitionId | None]) -> None:
+def check_monotonic(facts: SplitGraph, assignment: Sequence[PartitionId | None]) -> None:
     """With global state, partition ids must not decrease in node order (SPL-10, B8)."""
     if not has_global_state(facts):
         return
@@ -47,7 +48,7 @@ def check_monotonic(facts: GraphFacts, assignment: Sequence[PartitionId | None])
 
 
 def state_regions(
-    facts: GraphFacts, assignment: Sequence[PartitionId | None]
+    facts: SplitGraph, assignment: Sequence[PartitionId | None]
 ) -> tuple[StateRegion, ...]:
     """Autocast regions (in enter order), then grad regions (in node order), as torch.
 
@@ -81,7 +82,7 @@ def state_regions(
 
 
 def _ordered_regions(
-    facts: GraphFacts, spans: dict[NodeIndex, set[PartitionId]]
+    facts: SplitGraph, spans: dict[NodeIndex, set[PartitionId]]
 ) -> tuple[StateRegion, ...]:
     autocast = [i for i in sorted(spans) if facts.nodes[i].state is StateOp.ENTER_AUTOCAST]
     grad = [i for i in sorted(spans) if facts.nodes[i].state is StateOp.SET_GRAD]
@@ -113,7 +114,7 @@ def epilogues(regions: Sequence[StateRegion], pid: PartitionId) -> tuple[NodeInd
 
 
 def state_partitions(
-    facts: GraphFacts, assignment: Sequence[PartitionId | None]
+    facts: SplitGraph, assignment: Sequence[PartitionId | None]
 ) -> frozenset[PartitionId]:
     """Partitions that hold a global-state node of their own: they change the ambient state."""
     return frozenset(
@@ -142,7 +143,7 @@ class GradContract:
 
 
 def grad_contract(
-    facts: GraphFacts, nodes: Sequence[NodeIndex], prelude: Sequence[NodeIndex]
+    facts: SplitGraph, nodes: Sequence[NodeIndex], prelude: Sequence[NodeIndex]
 ) -> GradContract:
     """The grad-mode contract of a partition with these nodes and preludes."""
     grads = [i for i in prelude if facts.nodes[i].state is StateOp.SET_GRAD]
@@ -156,7 +157,7 @@ def grad_contract(
     )
 
 
-def final_grad_mode(facts: GraphFacts) -> GradMode:
+def final_grad_mode(facts: SplitGraph) -> GradMode:
     """The grad mode the original graph leaves behind: its last grad node's, else ambient."""
     modes = [n.grad_enabled for n in facts.nodes if n.state is StateOp.SET_GRAD]
     return modes[-1] if modes else None

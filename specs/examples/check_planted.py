@@ -10,7 +10,7 @@ import torch
 from checker.proof.check import check_transformation
 from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 
 
 def block(t: torch.Tensor) -> torch.Tensor:

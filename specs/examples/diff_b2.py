@@ -5,7 +5,8 @@ on the side the evidence shows wrong, and matched against the catalogue of torch
 from pathlib import Path
 
 from checker.io.model_file import load_model_file
-from checker.oracle.diff import render_text, run_diff
+from checker.oracle.diff.driver import run_diff
+from checker.oracle.diff.report import render_text
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "corpus"
 report = run_diff([load_model_file(CORPUS / "b2_targets.py")], "torch")

@@ -5,7 +5,7 @@ import operator
 import torch
 
 from reference.dynamo.capture import capture
-from reference.key.keys import describe
+from reference.key.keys import summary
 
 
 def model(x: torch.Tensor) -> torch.Tensor:
@@ -26,4 +26,4 @@ print("second mul's target:", k.target)
 print("second mul's arguments:")
 for arg in k.args:
     print("   ", arg)
-print("summary:", describe(k).replace(k.call_site.filename if k.call_site else "", "key_loop.py"))
+print("summary:", summary(k).replace(k.call_site.filename if k.call_site else "", "key_loop.py"))

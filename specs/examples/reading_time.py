@@ -10,8 +10,10 @@ import re
 from pathlib import Path
 
 SPECS = Path(__file__).resolve().parents[1]
-STOPS = [("course", "course.md"), *((f"{n:02d}", f) for n, f in enumerate(sorted(
-    p.name for p in SPECS.glob("[01][0-9]-*.md"))))]
+STOPS = [
+    ("course", "course.md"),
+    *((f"{n:02d}", f) for n, f in enumerate(sorted(p.name for p in SPECS.glob("[01][0-9]-*.md")))),
+]
 WPM, EXERCISE_MIN, RUN_MIN = 150, 10, 3
 OPTIONAL = {"10"}
 THIS_TABLE = re.compile(r"<!-- example: examples/reading_time.py -->\n```text\n.*?```\n", re.S)
@@ -38,4 +40,5 @@ for stop, name in STOPS:
         total_words += words
         total_minutes += minutes
 hours, rest = divmod(total_minutes, 60)
-print(f"{'total':<6} {total_words:>6} {'':>5} {'':>9} {'':>4} {total_minutes:>8}  = {hours} h {rest} min")
+total = f"{'total':<6} {total_words:>6} {'':>5} {'':>9} {'':>4} {total_minutes:>8}"
+print(f"{total}  = {hours} h {rest} min")

@@ -7,7 +7,7 @@ Sizes are sympy expressions over integer symbols, built with torch's own `FloorD
 import sympy
 from torch.utils._sympy.functions import FloorDiv, PythonMod
 
-from checker.proof.shapes import NO_FACTS, ShapeFacts, prove_equal, z3_value_at
+from checker.proof.shapes.prove import NO_FACTS, ShapeFacts, prove_equal, z3_value_at
 
 s0 = sympy.Symbol("s0", integer=True)
 even = ShapeFacts(assumptions=(sympy.Eq(PythonMod(s0, 2), 0),))  # what view(-1, 2) records

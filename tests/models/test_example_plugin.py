@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from checker.io.model_file import load_model_file
-from checker.oracle.diff import run_diff
+from checker.oracle.diff.driver import run_diff
 from tests.support.corpus import corpus_files
 
 pytestmark = [pytest.mark.full_models, pytest.mark.filterwarnings("ignore")]

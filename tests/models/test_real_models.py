@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from checker.io.model_file import load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.divergence import Blame, Kind
+from checker.oracle.compare.divergence import Blame, Kind
+from checker.oracle.diff.driver import run_diff
 from checker.proof.report import RUNTIME
 from checker.proof.verdict import Holds, Unknown
 from checker.tools.verify import run_verify

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from checker.oracle.impls import ReferenceImpl, TorchImpl
-from checker.oracle.meaning import Interner, meaning
-from checker.oracle.randmodels import random_model
+from checker.oracle.campaign.randmodels import random_model
+from checker.oracle.compare.meaning import Interner, meaning
+from checker.oracle.sides.impls import ReferenceImpl, TorchImpl
 from checker.proof.check import check_transformation
 from checker.proof.report import DATAFLOW, ORDERING, Report
 from checker.proof.verdict import Holds, Violated

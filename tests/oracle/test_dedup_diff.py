@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from reference.dynamo.capture import capture, fresh_inputs
-from reference.outline.dedup import DedupResult, deduplicate
+from reference.outline.outliner import DedupResult
+from reference.pipeline import deduplicate
 from reference.policy import RIGHT, Policy
 from tests.support.corpus import corpus_files, load_model_file, torch_raw_dedup
 from tests.support.dedup_summary import DedupSummary, summarize_dedup

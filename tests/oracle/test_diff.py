@@ -16,12 +16,13 @@ import torch
 import torch.fx
 
 from checker.io.model_file import Model, load_model_file, model_from_source
-from checker.oracle.diff import DiffReport, make_sides, render_text, run_diff
-from checker.oracle.divergence import Component
-from checker.oracle.impls import ReferenceImpl
-from checker.oracle.protocol import CapturedGraph, DedupOutput
-from checker.oracle.repro_run import fails_with_assertion
-from checker.oracle.run import capture_for, diff_capture
+from checker.oracle.compare.run import capture_for, diff_capture
+from checker.oracle.diff.driver import run_diff
+from checker.oracle.diff.report import DiffReport, render_text
+from checker.oracle.protocol import CapturedGraph
+from checker.oracle.repro.prover import fails_with_assertion
+from checker.oracle.sides.impls import ReferenceImpl, ReferenceOutput
+from checker.oracle.sides.sides import Component, make_sides
 from reference.policy import RIGHT, Policy
 from reference.torch_version import TORCH
 from tests.support.corpus import CORPUS_DIR
@@ -142,7 +143,7 @@ def test_dif10_json_schema_and_determinism() -> None:
 
 
 PLANTED = '''
-from checker.oracle.impls import ReferenceImpl
+from checker.oracle.sides.impls import ReferenceImpl
 
 
 class DropsADep(ReferenceImpl):
@@ -260,7 +261,7 @@ class _Disguised(ReferenceImpl):
     """The reference's pass, but every subgraph module runs other code than its graph says:
     the same meaning, other numbers (only a run shows it)."""
 
-    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> DedupOutput:
+    def deduplicate(self, graph: CapturedGraph, policy: Policy = RIGHT) -> ReferenceOutput:
         out = super().deduplicate(graph, policy)
         for name, sub in out.transformed.named_children():
             if name.startswith("subgraph") and isinstance(sub, torch.fx.GraphModule):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import io
 
 from checker.io.model_file import load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.diff_bar import DiffBar
+from checker.oracle.diff.driver import DiffBar, run_diff
 from tests.support.paths import CORPUS
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import threading
-from concurrent.futures import Future
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import pytest
 
 from checker.cli import main
-from checker.oracle.diff import GraphDiff
-from checker.oracle.diff_pool import (
+from checker.oracle.diff.report import GraphDiff
+from checker.oracle.diff.workers import (
     DiffArgs,
     ModelRef,
     _diff_here_while_queued,
@@ -20,9 +22,12 @@ from checker.oracle.diff_pool import (
     model_refs,
     run_diff_pool,
 )
+from checker.oracle.pool.pool import Pool
 from reference.errors import FxOracleError
 from tests.support.paths import CORPUS
 
+P = ParamSpec("P")
+T = TypeVar("T")
 FILES = [str(CORPUS / "b2_targets.py"), str(CORPUS / "t01_single_region_group.py")]
 
 
@@ -69,9 +74,18 @@ def test_dif14_this_process_diffs_the_models_still_queued() -> None:
     place, with the result a worker would give."""
     refs = [ModelRef(None, 0, i) for i in range(3)]
     args = DiffArgs("torch", "dedup")
-    futures: list[Future[GraphDiff]] = [Future() for _ in refs]
-    taken = futures[0]
+    pool = Pool[GraphDiff](Queue(), steals=True)
+    for k, ref in enumerate(refs):
+        pool.submit(k, diff_ref, ref, args)
+    taken = pool.futures[0]
     assert taken.set_running_or_notify_cancel()  # as a pool process does when it starts one
-    here = _diff_here_while_queued(futures, refs, args, None, threading.Event())
-    assert here == {1, 2} and futures[0] is taken and not taken.done()
-    assert [futures[k].result() for k in (1, 2)] == [diff_ref(refs[k], args) for k in (1, 2)]
+    here = _diff_here_while_queued(pool, None, threading.Event())
+    assert here == {1, 2} and pool.futures[0] is taken and not taken.done()
+    assert [pool.futures[k].result() for k in (1, 2)] == [diff_ref(refs[k], args) for k in (1, 2)]
+
+
+class Queue(Executor):
+    """An executor whose tasks stay queued: no worker ever takes one."""
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        return Future()

@@ -13,21 +13,17 @@ import torch
 import torch.fx
 
 from checker.io.model_file import load_model_file, model_from_source
-from checker.oracle.canon import (
-    Unwritable,
-    canonical_graph,
-    first_difference,
-    graph_source,
-    order_faults,
-    region_faults,
-    target_expr,
-)
-from checker.oracle.cases import SplitCase, partition_ids
-from checker.oracle.compare import sort_case, split_case
-from checker.oracle.diff import make_sides, run_diff
-from checker.oracle.impls import load_impl
+from checker.oracle.compare.canon import canonical_graph, first_difference
+from checker.oracle.compare.faults import Overlap, Unequal, order_faults, region_faults
+from checker.oracle.compare.graph_level import sort_case, split_case
+from checker.oracle.diff.driver import run_diff
 from checker.oracle.protocol import parts_of
-from checker.oracle.shrink import ddmin, keep_units, source_units, strip_metadata
+from checker.oracle.repro.ddmin import ddmin
+from checker.oracle.repro.graph_source import Unwritable, graph_source, target_expr
+from checker.oracle.repro.source_reduce import keep_units, source_units, strip_metadata
+from checker.oracle.sides.cases import SplitCase, partition_ids
+from checker.oracle.sides.impls import load_impl
+from checker.oracle.sides.sides import make_sides
 from reference.errors import FxOracleError
 
 
@@ -77,15 +73,17 @@ def _chain() -> torch.fx.GraphModule:
 @pytest.mark.spec("DIF-4")
 def test_dif4_region_faults_name_overlap_and_unequal_nodes() -> None:
     gm = _chain()
-    assert region_faults(gm, ((("add", "add_1"), ("mul", "sin")),)) == (
+    unequal = region_faults(gm, ((("add", "add_1"), ("mul", "sin")),))
+    assert tuple(str(f) for f in unequal) == (
         "group 0: mul `call_function operator.mul(NoneType, 2)` is not add "
         "`call_function operator.add(NoneType, 1)`",
         "group 0: sin `call_function torch.sin(NoneType)` is not add_1 "
         "`call_function operator.add(NoneType, NoneType)`",
     )
-    assert region_faults(gm, ((("add",), ("add",)),)) == (
-        "add is in group 0 region 0 and in group 0 region 1",
-    )
+    assert all(isinstance(f, Unequal) for f in unequal)
+    overlap = region_faults(gm, ((("add",), ("add",)),))
+    assert tuple(str(f) for f in overlap) == ("add is in group 0 region 0 and in group 0 region 1",)
+    assert overlap == (Overlap("add", "group 0 region 0", 0, 1),)
 
 
 @pytest.mark.spec("DIF-5")

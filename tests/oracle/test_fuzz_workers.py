@@ -19,13 +19,14 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from checker.cli import main
-from checker.oracle.campaign_bar import CampaignBar
-from checker.oracle.campaign_pool import process_pool
-from checker.oracle.divergence import Kind
-from checker.oracle.fuzz import Campaign, run_campaign
-from checker.oracle.fuzz_tasks import diff_random, diff_task, sides_for
-from checker.oracle.run import model_caches_dropped
+from checker.oracle.campaign.findings import Campaign
+from checker.oracle.campaign.fuzz import CampaignBar, run_campaign
+from checker.oracle.campaign.tasks import diff_random, diff_task, sides_for
+from checker.oracle.compare.divergence import Kind
+from checker.oracle.compare.run import model_caches_dropped
+from checker.oracle.pool.pool import process_pool
 from reference.dynamo.capture import capture
+from tests.support.campaigns import finding_of
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.paths import ROOT
 
@@ -168,8 +169,8 @@ def test_dif13_a_model_leaves_no_autocast_behind() -> None:
 def test_dif9_without_a_terminal_the_progress_is_one_summary_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    campaign = Campaign(seed=0, against="torch", models=3, by_wrong={"torch": 4},
-                        findings={"dedup/graph/torch/": {}})  # fmt: skip
+    found = {"dedup/graph/torch/": finding_of("dedup/graph/torch/")}
+    campaign = Campaign(seed=0, against="torch", models=3, by_wrong={"torch": 4}, findings=found)
     with CampaignBar(total=3) as bar:
         bar(campaign, False)
         bar(campaign, True)
@@ -180,10 +181,7 @@ def test_dif9_without_a_terminal_the_progress_is_one_summary_line(
 
 @pytest.mark.spec("DIF-9")
 def test_dif9_on_a_terminal_the_bar_counts_models_findings_and_fxoracle_s_bugs() -> None:
-    found: dict[str, dict[str, object]] = {
-        "dedup/graph/torch/": {},
-        "all/oracle-error/unknown/": {},
-    }
+    found = {s: finding_of(s) for s in ("dedup/graph/torch/", "all/oracle-error/unknown/")}
     campaign = Campaign(seed=0, against="torch", models=2, findings=found)
     out = io.StringIO()
     with CampaignBar(total=5, out=out, enabled=True) as bar:

@@ -3,19 +3,34 @@ are named, and a bug is known only for the releases it was observed on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
 from checker.io.model_file import Model, load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.divergence import Blame, Component, Divergence, Kind
-from checker.oracle.known_bugs import CATALOGUE, classified, identify, known_for
+from checker.oracle.compare.canon import CanonNode
+from checker.oracle.compare.divergence import (
+    NO_EVIDENCE,
+    Blame,
+    Divergence,
+    Evidence,
+    Kind,
+    Raised,
+    RunFault,
+)
+from checker.oracle.compare.faults import Unequal
+from checker.oracle.compare.known_bugs import CATALOGUE, classified, identify, known_for
+from checker.oracle.diff.driver import run_diff
+from checker.oracle.sides.sides import Component
 from tests.support.corpus import CORPUS_DIR
 from tests.support.models import njt_blocks, njt_inputs
 
 
-def _divergence(component: Component, kind: Kind, detail: str, case: str = "") -> Divergence:
-    return Divergence(component, kind, Blame.OTHER, detail, "torch", case)
+def _divergence(
+    component: Component, kind: Kind, detail: str, evidence: Evidence, case: str = ""
+) -> Divergence:
+    return Divergence(component, kind, Blame.OTHER, detail, "torch", case, evidence=evidence)
 
 
 @pytest.mark.spec("DIF-11")
@@ -38,16 +53,27 @@ def test_dif11_corpus_bugs_are_named(stem: str, component: Component, bug: str) 
 
 @pytest.mark.spec("DIF-11")
 def test_dif11_known_only_where_observed_and_inherited_by_dedup() -> None:
-    crash = "torch's tracker raised ... legacy and new APIs"
-    bug = identify(_divergence(Component.TRACKER, Kind.CRASH, crash))
+    raised = Raised("RuntimeError", "mixing the legacy and new APIs is not supported")
+    crash = _divergence(Component.TRACKER, Kind.CRASH, f"torch's tracker raised {raised}",
+                        Evidence(raised=raised))  # fmt: skip
+    bug = identify(crash)
     assert bug is not None and bug.id == "N6"
     assert known_for("N6", "2.13.0") and not known_for("N6", "2.15.0")
-    pair = "group 0: x `call_function f(1.0)` is not y `call_function f(2.0)`"
-    tracker = _divergence(Component.TRACKER, Kind.REGIONS, pair)
-    dedup = _divergence(Component.DEDUP, Kind.GRAPH, "node 3: numbers differ")
+    call = "call_function"
+    pair = Unequal("x", CanonNode(call, "f", "1.0"), "y", CanonNode(call, "f", "2.0"), 0)
+    tracker = _divergence(Component.TRACKER, Kind.REGIONS, str(pair), Evidence(fault=pair))
+    numbers = Evidence(run=RunFault.VALUES)
+    dedup = _divergence(Component.DEDUP, Kind.GRAPH, "node 3: numbers differ", numbers)
     assert [d.bug for d in classified((tracker, dedup))] == ["B1", "B1"]
     assert classified((dedup,))[0].bug == ""  # alone, a wrong graph is not named
     assert len({b.id for b in CATALOGUE}) == len(CATALOGUE)
+
+
+@pytest.mark.spec("DIF-11")
+def test_dif11_bugs_are_matched_on_fields_never_on_the_detail_s_words() -> None:
+    """A detail that holds a bug's words, with no evidence behind them, is no bug."""
+    words = "KeyError: 'example_value'; the reference refused RPL-8; (SRT-12)"
+    assert identify(_divergence(Component.DEDUP, Kind.CRASH, words, NO_EVIDENCE)) is None
 
 
 @pytest.mark.spec("DIF-11")
@@ -67,16 +93,20 @@ def test_dif11_a_functorch_graph_crashing_torchs_tracker_is_n7_on_every_release(
 
 @pytest.mark.spec("DIF-11")
 @pytest.mark.parametrize(
-    "ran",
+    ("ran", "evidence"),
     [
-        "raised IndexError: index out of range in self",
-        "raised RuntimeError: index 94317158753392 is out of bounds for dimension 1 with size 64",
-        "numbers differ: Tensor-likes are not close!",  # dropout drawn on the extra run
+        ("raised IndexError: index out of range in self",
+         Evidence(raised=Raised("IndexError", "index out of range in self"))),
+        ("raised RuntimeError: index 94317158753392 is out of bounds for dimension 1 with size 64",
+         Evidence(raised=Raised("RuntimeError", "index 94317158753392 is out of bounds"))),
+        ("numbers differ: Tensor-likes are not close!",  # dropout drawn on the extra run
+         Evidence(run=RunFault.VALUES)),
     ],
-)
-def test_dif11_the_same_graph_running_differently_is_n4(ran: str) -> None:
+)  # fmt: skip
+def test_dif11_the_same_graph_running_differently_is_n4(ran: str, evidence: Evidence) -> None:
     detail = f"the same graph runs differently; torch: example inputs: {ran}"
-    bug = identify(_divergence(Component.DEDUP, Kind.GRAPH, detail))
+    same = replace(evidence, same_meaning=True)
+    bug = identify(_divergence(Component.DEDUP, Kind.GRAPH, detail, same))
     assert bug is not None and bug.id == "N4"
 
 

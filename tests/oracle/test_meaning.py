@@ -12,8 +12,8 @@ import torch
 import torch.fx
 from torch.fx.node import Argument
 
-from checker.oracle.fuzz_tasks import diff_task
-from checker.oracle.meaning import Interner, meaning
+from checker.oracle.campaign.tasks import diff_task
+from checker.oracle.compare.meaning import Interner, meaning
 from checker.proof.inline import InlineError
 
 Node = torch.fx.Node

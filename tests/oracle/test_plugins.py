@@ -12,10 +12,11 @@ from typing import cast
 import pytest
 
 from checker.io.model_file import Model, load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.divergence import Blame, Component, Kind
-from checker.oracle.randmodels import random_model
-from checker.oracle.repro_run import fails_with_assertion
+from checker.oracle.campaign.randmodels import random_model
+from checker.oracle.compare.divergence import Blame, Kind
+from checker.oracle.diff.driver import run_diff
+from checker.oracle.repro.prover import fails_with_assertion
+from checker.oracle.sides.sides import Component
 from tests.support.corpus import CORPUS_DIR
 
 EXAMPLE = "checker.oracle.plugins.example:Example"

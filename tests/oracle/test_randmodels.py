@@ -12,11 +12,11 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-import checker.oracle.fuzz
+import checker.oracle.campaign.fuzz
 from checker.cli import main
-from checker.oracle.diff import make_sides
-from checker.oracle.fuzz import Campaign, run_campaign
-from checker.oracle.randmodels import (
+from checker.oracle.campaign.findings import Campaign
+from checker.oracle.campaign.fuzz import run_campaign
+from checker.oracle.campaign.randmodels import (
     ModelSpec,
     model_specs,
     random_model,
@@ -24,10 +24,12 @@ from checker.oracle.randmodels import (
     random_spec,
     render,
 )
-from checker.oracle.repro_run import fails_with_assertion
-from checker.oracle.run import capture_for, diff_capture
-from checker.oracle.shrink import write_repros
+from checker.oracle.compare.run import capture_for, diff_capture
+from checker.oracle.repro.prover import fails_with_assertion
+from checker.oracle.repro.write import write_repros
+from checker.oracle.sides.sides import make_sides
 from reference.dynamo.capture import Capture, capture
+from tests.support.campaigns import finding_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -143,8 +145,8 @@ def test_dif9_fxoracle_bugs_fail_the_campaign(
 ) -> None:
     """DIF-9: an oracle error or a divergence blamed on the reference is fxoracle's own bug:
     the campaign names it and exits 1; torch's bugs are findings, not failures."""
-    found = Campaign(seed=0, against="torch", findings={signature: {"signature": signature}})
-    monkeypatch.setattr(checker.oracle.fuzz, "run_campaign", lambda *a, **k: found)
+    found = Campaign(seed=0, against="torch", findings={signature: finding_of(signature)})
+    monkeypatch.setattr(checker.oracle.campaign.fuzz, "run_campaign", lambda *a, **k: found)
     assert main(["fuzz", "--minutes", "1"]) == status
     named = f"fxoracle's own bugs (DIF-9): {signature}" in capsys.readouterr().out
     assert named == bool(status)

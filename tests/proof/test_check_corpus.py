@@ -16,13 +16,14 @@ import torch.fx
 
 from checker.proof.check import check_transformation
 from checker.proof.number_inputs import symbol_assignments
-from checker.proof.numbers import CPU_NOTE as NUMBERS_ON_CPU
+from checker.proof.numeric import CPU_NOTE as NUMBERS_ON_CPU
 from checker.proof.report import DATAFLOW, NUMBERS, ORDERING, Report
-from checker.proof.shape_check import find_shape_env, meta_value
+from checker.proof.shapes.check import find_shape_env
 from checker.proof.verdict import Holds, Violated
 from reference.dynamo.capture import Capture, capture
+from reference.fx_helpers import example_value
 from reference.graph_copy import copy_graph_module
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 from reference.split import split_module
 from tests.support.corpus import CORPUS_DIR, load_model_file, torch_dedup_graph
 
@@ -194,7 +195,7 @@ def test_chk4_split_module_reorders_partitions_across_a_mutation() -> None:
 def test_chk13_dynamic_graphs_run_at_two_sizes() -> None:
     original = captured("own_dynamic.py").gm
     env = find_shape_env([original])
-    metas = [meta_value(n) for n in original.graph.nodes if n.op == "placeholder"]
+    metas = [example_value(n) for n in original.graph.nodes if n.op == "placeholder"]
     hints, shifted = symbol_assignments(metas, env)
     assert {s.name: v for s, v in hints.items()} == {"s17": 5, "s27": 8, "s77": 4, "s94": 6}
     assert {s.name: v for s, v in shifted.items()} == {"s17": 6, "s27": 9, "s77": 5, "s94": 7}

@@ -28,7 +28,7 @@ from checker.proof.report import (
 from checker.proof.verdict import Holds, Unknown, Violated
 from reference.errors import FxOracleError
 from reference.graph_copy import copy_graph_module
-from reference.outline.dedup import outline_groups
+from reference.pipeline import outline_groups
 from tests.reference.test_deps import by_name
 
 Node = torch.fx.Node

@@ -17,8 +17,8 @@ import pytest
 import sympy
 import torch.utils._sympy.functions as tf
 
-from checker.proof import z3_adapter as z
-from checker.proof.shapes import (
+from checker.proof.shapes import z3_adapter as z
+from checker.proof.shapes.prove import (
     ShapeFacts,
     SizeLike,
     SymbolRange,

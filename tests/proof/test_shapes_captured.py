@@ -15,7 +15,7 @@ import torch
 import torch.utils._sympy.functions as tf
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-from checker.proof.shapes import (
+from checker.proof.shapes.prove import (
     NO_FACTS,
     ShapeFacts,
     SizeLike,

@@ -19,7 +19,7 @@ import torch.utils._sympy.functions as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checker.proof.shapes import z3_value_at
+from checker.proof.shapes.prove import z3_value_at
 from checker.proof.verdict import Unknown
 
 # torch's Max, Min and CeilDiv are untyped constructors; typed aliases keep mypy --strict quiet.

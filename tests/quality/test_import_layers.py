@@ -1,6 +1,8 @@
 """The import graph points one way: cli -> bench | course -> tools/oracle -> proof -> io ->
 reference (bench measures the layers below it, the course's exercises use them), and no module
-imports, even inside a function, a module that imports it back (overview, "Layout").
+imports, even inside a function, a module that imports it back (overview, "Layout"). Inside the
+oracle too: diff -> campaign -> pool -> repro -> compare -> sides (and plugins) -> protocol, the
+order `fxoracle diff` runs them in reverse (spec chapter 08).
 
 Every `import` statement of every module is read with `ast` (function-level ones included), so a
 lazy import that would hide a circle or an upward edge is seen too.
@@ -9,6 +11,7 @@ lazy import that would hide a circle or an upward edge is seen too.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 
 import networkx as nx
@@ -27,6 +30,21 @@ RANK = {
     "checker": 5,  # the package's public facade and cli.py
 }
 PEERS_APART = {("checker.oracle", "checker.tools"), ("checker.tools", "checker.oracle")}
+# the oracle's sub-packages, by the same rule; its top level is the plug-in contract alone
+ORACLE_RANK = {
+    "checker.oracle": 0,  # the package and `protocol`
+    "checker.oracle.sides": 1,
+    "checker.oracle.plugins": 1,  # implementations under test: they read the contract only
+    "checker.oracle.compare": 2,
+    "checker.oracle.repro": 3,
+    "checker.oracle.pool": 4,
+    "checker.oracle.campaign": 5,
+    "checker.oracle.diff": 6,
+}
+ORACLE_APART = {
+    ("checker.oracle.sides", "checker.oracle.plugins"),
+    ("checker.oracle.plugins", "checker.oracle.sides"),
+}
 
 
 def module_name(path: Path) -> str:
@@ -36,8 +54,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def layer(module: str) -> str:
-    return max((p for p in RANK if module == p or module.startswith(p + ".")), key=len)
+def layer(module: str, ranks: Mapping[str, int] = RANK) -> str:
+    return max((p for p in ranks if module == p or module.startswith(p + ".")), key=len)
 
 
 def imports_of(path: Path, modules: set[str]) -> set[str]:
@@ -83,6 +101,27 @@ def test_imports_point_down() -> None:
     assert not upward, "imports that point upward or across peers:\n" + "\n".join(upward)
 
 
+def test_oracle_sub_packages_point_down() -> None:
+    """sides -> compare -> repro is the direction of `fxoracle diff`'s data; an import the
+    other way (a comparison reaching into the diff's driver, say) fails here."""
+    graph = import_graph()
+    inside = [(a, b) for a, b in graph.edges if layer(a) == layer(b) == "checker.oracle"]
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, b in inside
+        if ORACLE_RANK[layer(b, ORACLE_RANK)] > ORACLE_RANK[layer(a, ORACLE_RANK)]
+        or (layer(a, ORACLE_RANK), layer(b, ORACLE_RANK)) in ORACLE_APART
+    )
+    assert not upward, "oracle imports that point upward or across peers:\n" + "\n".join(upward)
+
+
+def test_the_oracle_s_top_level_is_the_contract() -> None:
+    """Every other oracle module sits in the sub-package of its concern."""
+    oracle = [m for m in import_graph() if layer(m) == "checker.oracle"]
+    top = {m for m in oracle if layer(m, ORACLE_RANK) == "checker.oracle"}
+    assert top == {"checker.oracle", "checker.oracle.protocol"}, sorted(top)
+
+
 def test_reference_never_imports_checker() -> None:
     graph = import_graph()
     found = [f"{a} -> {b}" for a, b in graph.edges if a.startswith("reference") and
@@ -91,6 +130,39 @@ def test_reference_never_imports_checker() -> None:
 
 
 def test_every_layer_is_a_package() -> None:
-    for name in RANK:
+    for name in [*RANK, *ORACLE_RANK]:
         if name != "checker":
             assert (ROOT.joinpath(*name.split(".")) / "__init__.py").is_file(), name
+
+
+# The reference's folders, one per spec chapter, and its driver: a folder imports only its own
+# modules and lower ranks. The shared helpers (errors, names, fx_helpers, policy, torch_version,
+# graph_copy) sit at the bottom.
+REFERENCE_RANK = {
+    "reference": 0,
+    "reference.effects": 1,
+    "reference.expand": 1,
+    "reference.key": 2,
+    "reference.order": 2,
+    "reference.outline": 3,
+    "reference.split": 3,
+    "reference.pipeline": 4,
+    "reference.dynamo": 5,
+}
+
+
+def reference_folder(module: str) -> str:
+    return max((p for p in REFERENCE_RANK if module == p or module.startswith(p + ".")), key=len)
+
+
+def test_reference_folders_import_down() -> None:
+    graph = import_graph()
+    edges = [(a, b) for a, b in graph.edges if a.startswith("reference.") and b != "reference"]
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, b in edges
+        if reference_folder(a) != reference_folder(b)
+        and REFERENCE_RANK[reference_folder(b)] >= REFERENCE_RANK[reference_folder(a)]
+    )
+    assert not upward, "reference imports that point up or across:\n" + "\n".join(upward)
+    assert len(edges) > 50, "the graph reads the reference's imports"

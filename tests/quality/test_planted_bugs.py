@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import pytest
 
 from checker.proof.check import check_transformation
+from checker.proof.graphs import graph_modules
 from checker.proof.report import NUMBERS, SHAPES, CheckId
 from checker.proof.verdict import Holds, Violated
-from checker.proof.wellformed import graph_modules
 from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
-from reference.outline.dedup import deduplicate
+from reference.pipeline import deduplicate
 from reference.split import split_module
 from tests.quality.planted_bugs_catalogue import (
     DYN,

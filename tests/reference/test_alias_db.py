@@ -12,15 +12,16 @@ import pytest
 import torch
 import torch.fx
 
-from checker.oracle.randmodels import random_model
+from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import Capture, capture
 from reference.effects.alias_db import AliasDB
 from reference.expand.regions import search_regions
 from reference.order.deps import OrderingDeps, pinned_targets
-from reference.outline.dedup import ModuleInstaller, Outliner, deduplicate
-from reference.outline.legality import Facts, Refusal
+from reference.outline.legality import OutlineContext, Refusal
+from reference.outline.outliner import ModuleInstaller, Outliner
 from reference.outline.plan import OutlinePlan
 from reference.outline.replace import Call
+from reference.pipeline import deduplicate
 from reference.policy import RIGHT
 from tests.support.corpus import corpus_files, load_model_file
 
@@ -46,7 +47,7 @@ class _Compared(Outliner):
         self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan, call: Call
     ) -> None:
         super().replace(index, k, region, plan, call)
-        db = self.facts.db
+        db = self.context.db
         writes = {n: p for n, p in db.written.items() if n.graph is self.graph}
         fresh = AliasDB(self.graph, writes, _topological(self.graph))
         nodes = list(self.graph.nodes)
@@ -59,7 +60,7 @@ def _compare_through_dedup(c: Capture) -> int:
     writes = {n: tuple(sorted(p)) for n, p in c.tracker.node_to_mutated_arg_positions.items()}
     db = AliasDB(graph, writes)
     deps = OrderingDeps.from_graph(graph, writes, db=db)
-    run = _Compared(graph, ModuleInstaller(c.gm), Facts(graph, db, pinned_targets()), deps,
+    run = _Compared(graph, ModuleInstaller(c.gm), OutlineContext(graph, db, pinned_targets()), deps,
                     None, RIGHT)  # fmt: skip
     for index, group in enumerate(search_regions(graph, c.tracker.buckets()).region_groups()):
         run.outline_group(index, group)

@@ -11,10 +11,10 @@ import torch
 import torch.fx
 
 from reference.dynamo.capture import capture
-from reference.key.tracker import track_graph
+from reference.key.offline import track_graph
 from reference.outline.contraction import Contraction
-from reference.outline.dedup import deduplicate, outline_groups
 from reference.outline.legality import Refusal
+from reference.pipeline import deduplicate, outline_groups
 from tests.support.corpus import CORPUS_DIR, load_model_file
 
 Node = torch.fx.Node

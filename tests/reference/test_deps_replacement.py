@@ -2,8 +2,8 @@
 
 torch's scenarios D13 (autocast ordering) and D15 (mutation ordering) after dedup, and
 `redirect` on erasure: compared with torch's per-erasure rescan as ordered lists of names.
-`inherit=True`, which keeps the constraints torch's update drops, is in
-`tests/reference/test_deps_inherit.py`.
+`keep_erased_deps=True`, which keeps the constraints torch's update drops, is in
+`tests/reference/test_deps_keep_erased.py`.
 """
 
 from __future__ import annotations

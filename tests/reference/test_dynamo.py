@@ -15,9 +15,9 @@ import torch
 import torch.fx
 from torch._dynamo.graph_deduplication import apply_graph_deduplication as torch_pass
 
-from checker.oracle.canon import canonical_graph
-from checker.oracle.run import model_caches_dropped
-from checker.oracle.torch_side import torch_dedup
+from checker.oracle.compare.canon import canonical_graph
+from checker.oracle.compare.run import model_caches_dropped
+from checker.oracle.sides.torch_side import torch_dedup
 from reference import GraphRegionTracker
 from reference.dynamo.capture import Capture, capture
 from reference.dynamo.drop_in import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from reference.expand.graph_view import NodeIndex
-from reference.expand.lockstep import AncestorSearch, Reason, expand, group_order
+from reference.expand.lockstep import AncestorSearch, StepRefusal, expand, group_order
+from reference.fx_helpers import NodeIndex
 from tests.support.views import names, view
 
 PH, CF = "placeholder", "call_function"
@@ -53,7 +53,7 @@ def test_exp3_lockstep_all_or_none() -> None:
     v = view(rows)
     group = expand(v).groups[0]
     assert [s.accepted for s in group.steps] == [False, True, False]
-    assert group.steps[0].reason is Reason.DIFFERENT and group.steps[0].refused_region == 1
+    assert group.steps[0].reason is StepRefusal.DIFFERENT and group.steps[0].refused_region == 1
     assert names(v, [group.regions]) == [[["q0", "r0"], ["q1", "r1"]]]
 
 
@@ -61,7 +61,7 @@ def test_exp3_exhausted_queue_refuses() -> None:
     rows = [("x", PH, [], None), ("y", CF, ["x"], "y"), ("a", CF, ["y"], "f"), ("b", CF, [], "f")]
     v = view(rows)
     steps = expand(v).groups[0].steps
-    assert [s.reason for s in steps] == [Reason.EXHAUSTED]
+    assert [s.reason for s in steps] == [StepRefusal.EXHAUSTED]
 
 
 def test_exp4_groups_disjoint_b4() -> None:
@@ -92,7 +92,7 @@ def test_exp5_inputs_never_join() -> None:
     ]
     v = view(rows)
     group = expand(v).groups[0]
-    assert group.steps[0].reason is Reason.INPUT and not group.kept
+    assert group.steps[0].reason is StepRefusal.INPUT and not group.kept
 
 
 def test_exp7_shared_ancestor_stays_external() -> None:
@@ -105,7 +105,7 @@ def test_exp7_shared_ancestor_stays_external() -> None:
     ]
     v = view(rows)
     group = expand(v).groups[0]
-    assert group.steps[0].reason is Reason.SHARED and not group.kept
+    assert group.steps[0].reason is StepRefusal.SHARED and not group.kept
 
 
 def test_exp8_cycle_refused() -> None:
@@ -121,7 +121,7 @@ def test_exp8_cycle_refused() -> None:
     v = view(rows)
     group = expand(v).groups[0]
     assert names(v, [group.regions]) == [[["add0", "r0"], ["add1", "r1"]]]
-    assert Reason.CYCLE in [s.reason for s in group.steps]
+    assert StepRefusal.CYCLE in [s.reason for s in group.steps]
 
 
 def test_exp9_sort_with_reference_region() -> None:

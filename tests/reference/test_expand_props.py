@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from unittest.mock import patch
-
 import networkx as nx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference.expand.graph_view import GraphView, NodeIndex, make_view
+from reference.expand.graph_view import GraphView, make_view
 from reference.expand.lockstep import expand
+from reference.fx_helpers import NodeIndex
 
 Row = tuple[str, tuple[int, ...], int | None]
 
@@ -91,13 +90,3 @@ def test_exp12_regions_are_ancestor_closed_paths(v: GraphView) -> None:
         for region in group:
             root = max(region)
             assert set(region) - {root} <= nx.ancestors(dag, root), "EXP-12"
-
-
-@given(graphs())
-def test_exp3_whole_step_check_agrees_with_per_candidate_refusals(v: GraphView) -> None:
-    """EXP-3: the step-wide test that lets a growing step skip the per-candidate refusals
-    (`_only_cycles_can_refuse`) changes no step, no refusal and no region."""
-    fast = expand(v)
-    with patch("reference.expand.lockstep._only_cycles_can_refuse", return_value=False):
-        slow = expand(v)
-    assert fast == slow, "EXP-3: the fast path refused or accepted differently"

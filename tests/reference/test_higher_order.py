@@ -16,9 +16,8 @@ from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 from reference.dynamo.capture import capture
 from reference.names import INVOKE
 from reference.outline.bodies import same_body
-from reference.outline.dedup import deduplicate, outline_groups
-from reference.outline.legality import Refusal
-from reference.outline.plan import runtime_takes
+from reference.outline.legality import Refusal, runtime_takes
+from reference.pipeline import deduplicate, outline_groups
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.models import njt_blocks, njt_inputs
 

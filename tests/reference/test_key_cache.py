@@ -1,8 +1,7 @@
-"""TRK-13: offline keying's fast path (tensor metadata read directly, each value described once)
-gives the keys of the plain path, value for value, on the corpus, random models and odd tensors.
-
-The plain path here is the one fxoracle had before: every argument described afresh from
-torch's own `extract_tensor_metadata`.
+"""TRK-13: offline keying's fast path (`fast_keys`) gives the tracker of the plain path
+(`offline.track_graph_plainly`, one `keys.node_key` per node), key for key, bucket for bucket, on
+the corpus, random models and odd tensors; and the plain path's tensor metadata is torch's own
+(`extract_tensor_metadata`), read directly.
 """
 
 from __future__ import annotations
@@ -15,21 +14,12 @@ import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, extract_tensor_metadata
 
-from checker.oracle.randmodels import random_model
+from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import capture
-from reference.effects.node_effects import writes
 from reference.fx_helpers import example_value
 from reference.key.fast_keys import KeyCache
-from reference.key.keys import (
-    ArgKey,
-    Missing,
-    TensorMeta,
-    Unkeyable,
-    node_key,
-    tensor_meta,
-    value_key,
-)
-from reference.key.tracker import track_graph
+from reference.key.keys import TensorMeta, tensor_meta
+from reference.key.offline import track_graph, track_graph_plainly
 from tests.support.corpus import corpus_files, load_model_file
 
 RANDOM_MODELS = 24
@@ -51,33 +41,24 @@ def extracted(t: torch.Tensor) -> TensorMeta:
     )
 
 
-def plain_arg_key(arg: Any) -> ArgKey:
-    if isinstance(arg, torch.fx.Node):
-        value = example_value(arg)
-        return Missing() if value is None else value_key(value, None, extracted)
-    return value_key(arg, plain_arg_key, extracted)
-
-
 def assert_same_keys(graph: torch.fx.Graph) -> int:
-    """Every node's fast key equals its plain key (untracked on both paths alike), and its
-    mutated positions are the plain ones; returns how many nodes were compared."""
-    fast = track_graph(graph)
-    compared = 0
+    """The fast tracker equals the plain one: every node's key, its bucket (members in order),
+    the untracked nodes with their reasons, the mutated positions; every tensor argument's
+    metadata is torch's. Returns how many nodes were keyed."""
+    fast, plain = track_graph(graph), track_graph_plainly(graph)
+    assert fast.node_to_key == plain.node_to_key, "TRK-13: keys differ"
+    assert list(fast.key_to_duplicates.items()) == list(plain.key_to_duplicates.items())
+    for node, bucket in plain.node_to_duplicates.items():
+        assert fast.node_to_duplicates[node] == bucket, f"TRK-13: {node.name}'s bucket"
+    assert fast.untracked == plain.untracked, "TRK-13: untracked nodes differ"
+    fast_writes = {n: tuple(p) for n, p in fast.node_to_mutated_arg_positions.items()}
+    plain_writes = {n: tuple(p) for n, p in plain.node_to_mutated_arg_positions.items()}
+    assert fast_writes == plain_writes, "TRK-13: mutated positions differ"
     for node in graph.nodes:
-        if node.op == "output":
-            continue
-        key = fast.node_to_key.get(node)
-        if key is None:
-            assert node in fast.untracked, f"TRK-13: {node.name} neither keyed nor untracked"
-            with pytest.raises(Unkeyable):
-                node_key(node, fast._read_state(), None, plain_arg_key)
-            continue
-        plain = node_key(node, key.global_state, key.call_site, plain_arg_key)
-        assert key == plain, f"TRK-13: {node.name}: {key} != {plain}"
-        positions = tuple(fast.node_to_mutated_arg_positions.get(node, ()))
-        assert positions == writes(node), f"TRK-13: {node.name} mutations"
-        compared += 1
-    return compared
+        value = example_value(node)
+        if isinstance(value, torch.Tensor) and node in plain.node_to_key:
+            assert tensor_meta(value) == extracted(value), f"TRK-13: {node.name}'s metadata"
+    return len(plain.node_to_key)
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.stem)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from reference.errors import FxOracleError
+from reference.fx_helpers import NodeIndex
 from reference.split.graph import (
-    GraphFacts,
-    NodeFacts,
-    NodeIndex,
     NodeKind,
     PartitionId,
+    SplitGraph,
+    SplitNode,
     StateOp,
     SymbolUse,
 )
@@ -25,17 +25,17 @@ N = NodeIndex
 
 def call(
     name: str, *inputs: int, state: StateOp | None = None, grad_enabled: bool | None = None
-) -> NodeFacts:
+) -> SplitNode:
     args = tuple(N(i) for i in inputs)
-    return NodeFacts(name, NodeKind.CALL, args, state, grad_enabled=grad_enabled)
+    return SplitNode(name, NodeKind.CALL, args, state, grad_enabled=grad_enabled)
 
 
-def ph(name: str, *symbols: SymbolUse) -> NodeFacts:
-    return NodeFacts(name, NodeKind.PLACEHOLDER, symbols=symbols)
+def ph(name: str, *symbols: SymbolUse) -> SplitNode:
+    return SplitNode(name, NodeKind.PLACEHOLDER, symbols=symbols)
 
 
-def out(*inputs: int) -> NodeFacts:
-    return NodeFacts("output", NodeKind.OUTPUT, tuple(N(i) for i in inputs))
+def out(*inputs: int) -> SplitNode:
+    return SplitNode("output", NodeKind.OUTPUT, tuple(N(i) for i in inputs))
 
 
 @pytest.mark.spec("SPL-7")
@@ -58,9 +58,9 @@ def test_position_edges_pin_a_partition_between_its_neighbours() -> None:
     assert edges == [(0, 1), (1, 2)]
 
 
-def b6_facts() -> GraphFacts:
+def b6_facts() -> SplitGraph:
     """x; a=sin(x); set_grad(False); e=cos(a); set_grad(True); add(e, a); output(add, a)."""
-    return GraphFacts(
+    return SplitGraph(
         (
             ph("x"),
             call("a", 0),
@@ -91,7 +91,7 @@ def test_plan_refuses_decreasing_ids_with_state() -> None:
 
 @pytest.mark.spec("SPL-3", "SPL-4")
 def test_inputs_in_first_use_order_and_outputs_in_first_recorded_use_order() -> None:
-    facts = GraphFacts(
+    facts = SplitGraph(
         (
             ph("x"),
             ph("y"),
@@ -114,11 +114,11 @@ def test_symbol_binders_follow_a_tensor_input() -> None:
     """u0 is bound by `k` in partition 0; `t` (size u0) crosses from 1 to 2."""
     u0 = SymbolUse("u0", N(1))
     s1 = SymbolUse("s1", N(0))
-    facts = GraphFacts(
+    facts = SplitGraph(
         (
             ph("s1"),
             call("k", 0),
-            NodeFacts("t", NodeKind.CALL, (N(1),), symbols=(s1, u0)),
+            SplitNode("t", NodeKind.CALL, (N(1),), symbols=(s1, u0)),
             call("r", 2),
             out(3),
         )

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference.errors import FxOracleError
+from reference.fx_helpers import NodeIndex
 from reference.split import split_module
-from reference.split.graph import NodeIndex
 from reference.split.plan import plan_split
 from tests.support.split_cases import assert_same_results, callback
 

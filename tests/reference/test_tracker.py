@@ -7,7 +7,9 @@ import torch._dynamo.output_graph as output_graph
 
 from reference.dynamo.capture import Capture, capture, dynamo_tracker
 from reference.expand.regions import find_identical_regions
-from reference.key.tracker import GraphRegionTracker, track_graph
+from reference.key.keys import ORIGIN_META, Origin
+from reference.key.offline import track_graph
+from reference.key.tracker import GraphRegionTracker
 from reference.names import qualified_name
 
 
@@ -134,3 +136,26 @@ def test_trk10_offline_matches_live_regions() -> None:
         [["x0", "y0", "sum_1", "sum_2", "o0"], ["x0_1", "y0_1", "sum_3", "sum_4", "o2"],
          ["x0_2", "y0_2", "sum_5", "sum_6", "o3"]]
     ]  # fmt: skip
+
+
+def _same_line(x: torch.Tensor) -> torch.Tensor:
+    a, b = x.sin(), x.sin()
+    with torch.no_grad():
+        c = x.sin()
+    return a + b + c
+
+
+def test_trk2_capture_stores_each_node_s_call_site_and_global_state() -> None:
+    """TRK-2, TRK-6: the parts of a key node metadata lacks (the bytecode offset, the global
+    state at tracking time) are on every keyed node as `meta[ORIGIN_META]`, copies included,
+    and equal the key's."""
+    c = capture(_same_line, (torch.randn(3, requires_grad=True),)).copy()
+    sins = [n for n in c.gm.graph.nodes if n.op == "call_method" and n.target == "sin"]
+    origins = [n.meta[ORIGIN_META] for n in sins]
+    assert all(isinstance(o, Origin) for o in origins)
+    assert [o == c.tracker.origin(n) for o, n in zip(origins, sins, strict=True)] == [True] * 3
+    a, b, under_no_grad = origins
+    assert a.call_site and b.call_site and a.call_site.line == b.call_site.line
+    assert a.call_site.offset != b.call_site.offset, "same line, other instructions"
+    assert a.global_state.grad_enabled and not under_no_grad.global_state.grad_enabled
+    assert c.tracker.node_to_key[sins[0]] != c.tracker.node_to_key[sins[1]]

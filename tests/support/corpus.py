@@ -1,5 +1,5 @@
 """The differential corpus (`tests/corpus/`) and torch's side of it, through the oracle's own
-torch side (`checker.oracle.torch_side`): no test observes torch on its own.
+torch side (`checker.oracle.sides.torch_side`): no test observes torch on its own.
 
 A corpus file is a model file (`checker.io.model_file`) that also states what it is about:
 `scenario`, `description`, `torch_wrong`, `tracking_only` and `device` (see
@@ -27,7 +27,7 @@ from torch.utils._pytree import tree_leaves
 
 from checker.io.model_file import Model
 from checker.io.model_file import load_model_file as load_model
-from checker.oracle.torch_side import torch_dedup, torch_regions
+from checker.oracle.sides.torch_side import torch_dedup, torch_regions
 from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
 from tests.support.dedup_summary import DedupSummary, summarize_dedup

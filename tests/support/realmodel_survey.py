@@ -19,8 +19,8 @@ from typing import Any
 import torch
 
 from checker.io.model_file import load_model_file
-from checker.oracle.diff import run_diff
-from checker.oracle.divergence import Blame
+from checker.oracle.compare.divergence import Blame
+from checker.oracle.diff.driver import run_diff
 from checker.tools.verify import run_verify
 from reference.errors import describe
 from tests.support.paths import ROOT

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.expand.graph_view import GraphView, NodeIndex, make_view
+from reference.expand.graph_view import GraphView, make_view
+from reference.fx_helpers import NodeIndex
 
 
 def view(spec: Sequence[tuple[str, str, Sequence[str], str | None]]) -> GraphView:

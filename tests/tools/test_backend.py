@@ -15,7 +15,8 @@ import torch.fx
 from checker.tools.backend import verify_backend
 from reference.errors import FxOracleError
 from reference.key.tracker import GraphRegionTracker
-from reference.outline.dedup import DedupResult, deduplicate
+from reference.outline.outliner import DedupResult
+from reference.pipeline import deduplicate
 from tests.support.models import Stack
 
 Compiled = Callable[..., Any]

@@ -1,0 +1,157 @@
+"""Canonical forms for the differential oracle (spec chapter 08, DIF-3 and DIF-4).
+
+Two implementations agree on a graph when the canonical forms of their outputs are equal.
+A canonical form forgets what carries no meaning: node names (a node argument is printed as
+`%i`, its position in its graph), placeholder names, and a `get_attr` of a subgraph that nothing
+uses (torch leaves one for a fully refused group, RPL-5). It keeps what does: ops, targets
+(printed by `qualified_name`), constants (by `repr`, so `0.5` and `2.0` differ), the wiring,
+the node order, and every `GraphModule` child the graph uses, by attribute name.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import torch
+import torch.fx
+
+from reference.fx_helpers import attribute, target_name
+from reference.names import qualified_name
+
+Node = torch.fx.Node
+
+
+@dataclass(frozen=True, slots=True)
+class CanonNode:
+    """`op target(args)`: node arguments by position in a `CanonGraph`, by their metadata in
+    `faults.node_signature` (what a node computes from its inputs)."""
+
+    op: str
+    target: str
+    args: str
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.target}({self.args})"
+
+
+@dataclass(frozen=True, slots=True)
+class CanonGraph:
+    """A graph's nodes in order, then the graph-module children it uses, by name."""
+
+    nodes: tuple[CanonNode, ...]
+    modules: tuple[tuple[str, CanonGraph], ...]
+
+
+def canonical_graph(gm: torch.fx.GraphModule) -> CanonGraph:
+    """The canonical form of `gm` and, recursively, of the graph modules it uses (DIF-3)."""
+    dead = dynamo_dead_nodes(gm.graph)
+    kept = [n for n in gm.graph.nodes if n not in dead]
+    index = {n: i for i, n in enumerate(kept)}
+    nodes = tuple(_canon_node(n, index) for n in kept)
+    used: dict[str, None] = {}
+    for n in kept:
+        if n.op in ("get_attr", "call_module") and isinstance(_child(gm, n), torch.fx.GraphModule):
+            used.setdefault(str(n.target))
+    modules = tuple(
+        (name, canonical_graph(cast(torch.fx.GraphModule, attribute(gm, name)))) for name in used
+    )
+    return CanonGraph(nodes, modules)
+
+
+def _child(gm: torch.fx.GraphModule, node: Node) -> object:
+    return attribute(gm, str(node.target))
+
+
+def dynamo_dead_nodes(graph: torch.fx.Graph) -> set[Node]:
+    """The nodes Dynamo's clean-up after the dedup pass removes (`remove_unused_graphargs`):
+    unused get_attrs (e.g. of a subgraph whose regions were all refused, RPL-5), getitems,
+    size accessors and SymInt arithmetic, transitively. The reference runs on the graph
+    Dynamo hands the backend, torch's pass on the graph before that clean-up."""
+    from torch.fx.experimental.symbolic_shapes import is_accessor_node
+
+    dead: set[Node] = set()
+    for node in reversed(list(graph.nodes)):
+        if any(user not in dead for user in node.users) or node.op in ("placeholder", "output"):
+            continue
+        symbolic = isinstance(node.meta.get("example_value"), torch.SymInt | torch.SymBool)
+        if (
+            node.op == "get_attr"
+            or (node.op == "call_function" and (node.target is operator.getitem or symbolic))
+            or is_accessor_node(node)
+        ):
+            dead.add(node)
+    return dead
+
+
+def _canon_node(node: Node, index: Mapping[Node, int]) -> CanonNode:
+    args = [render(a, index) for a in node.args]
+    args += [f"{k}={render(v, index)}" for k, v in node.kwargs.items()]
+    target = "" if node.op == "placeholder" else target_name(node)
+    return CanonNode(node.op, target, ", ".join(args))
+
+
+def render(value: Any, index: Mapping[Node, int]) -> str:
+    """A node argument as text: nodes by position, containers element-wise, constants by
+    `repr` (floats keep every digit), tensors by shape and dtype, callables by name."""
+    match value:
+        case torch.fx.Node():
+            return f"%{index[value]}" if value in index else f"%?{value.name}"
+        case tuple() | list() | dict() | slice():
+            return _render_container(value, index)
+        case None | bool() | int() | float() | str():
+            return repr(value)
+        case torch.dtype() | torch.memory_format() | torch.layout():
+            return str(value)
+        case torch.device():
+            return f"device({str(value)!r})"
+        case torch.Tensor():
+            return f"tensor{tuple(value.shape)}:{value.dtype}"
+        case _ if callable(value):
+            return qualified_name(value)
+        case _:
+            return f"<{type(value).__qualname__}>"
+
+
+def _render_container(value: Any, index: Mapping[Node, int]) -> str:
+    match value:
+        case tuple():
+            inner = ", ".join(render(v, index) for v in value)
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        case list():
+            return "[" + ", ".join(render(v, index) for v in value) + "]"
+        case dict():
+            return "{" + ", ".join(f"{k!r}: {render(v, index)}" for k, v in value.items()) + "}"
+    parts = (value.start, value.stop, value.step)
+    return "slice(" + ", ".join(render(p, index) for p in parts) + ")"
+
+
+def first_difference(a: CanonGraph, b: CanonGraph, labels: tuple[str, str]) -> str:
+    """Where `a` and `b` first differ, in one line (empty when they are equal)."""
+    if a == b:
+        return ""
+    for i, (x, y) in enumerate(zip(a.nodes, b.nodes, strict=False)):
+        if x != y:
+            return f"node {i}: {labels[0]} `{x}`, {labels[1]} `{y}`"
+    if len(a.nodes) != len(b.nodes):
+        return f"{labels[0]} has {len(a.nodes)} nodes, {labels[1]} {len(b.nodes)}"
+    names = ([n for n, _ in a.modules], [n for n, _ in b.modules])
+    if names[0] != names[1]:
+        return f"modules: {labels[0]} {names[0]}, {labels[1]} {names[1]}"
+    for (name, x_sub), (_, y_sub) in zip(a.modules, b.modules, strict=True):
+        inner = first_difference(x_sub, y_sub, labels)
+        if inner:
+            return f"{name}: {inner}"
+    return ""
+
+
+def only_order_differs(a: CanonGraph, b: CanonGraph) -> bool:
+    """Same children and the same multiset of (op, target) at the top: a reordering (DIF-4)."""
+
+    def ops(g: CanonGraph) -> Counter[tuple[str, str]]:
+        return Counter((n.op, n.target) for n in g.nodes)
+
+    return a.modules == b.modules and ops(a) == ops(b)

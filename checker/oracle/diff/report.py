@@ -1,0 +1,103 @@
+"""The report of `fxoracle diff`: every model's divergences and repros, as text or JSON (spec
+chapter 08, DIF-10, DIF-11, DIF-12)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checker.oracle.compare.divergence import Blame, Divergence, Kind
+from checker.oracle.sides.sides import Component
+from reference.torch_version import TORCH
+
+
+@dataclass(frozen=True, slots=True)
+class GraphDiff:
+    """The diff of one model: its divergences and the repros written for them."""
+
+    graph: str
+    divergences: tuple[Divergence, ...]
+    repros: tuple[str, ...] = ()
+
+    @property
+    def agree(self) -> bool:
+        return not self.divergences
+
+    @property
+    def fails(self) -> bool:
+        """A side is blamed, or fxoracle itself failed (exit status 1)."""
+        return any(d.fails for d in self.divergences)
+
+    def to_json(self) -> dict[str, object]:
+        return {"graph": self.graph, "agree": self.agree, "repros": list(self.repros),
+                "divergences": [d.to_json() for d in self.divergences]}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DiffReport:
+    """Every graph's diff; `to_json` is one graph's object, or a list plus a summary."""
+
+    against: str
+    components: tuple[Component, ...]
+    skipped: tuple[Component, ...]
+    graphs: tuple[GraphDiff, ...]
+
+    @property
+    def agree(self) -> bool:
+        return all(g.agree for g in self.graphs)
+
+    @property
+    def fails(self) -> bool:
+        return any(g.fails for g in self.graphs)
+
+    def fails_on(self, side: str) -> bool:
+        """A divergence blames `side` (`any`, `reference` or `other`; both sides wrong counts
+        for either) or fxoracle itself failed."""
+        blamed = {"any": {Blame.REFERENCE, Blame.OTHER, Blame.BOTH},
+                  "reference": {Blame.REFERENCE, Blame.BOTH},
+                  "other": {Blame.OTHER, Blame.BOTH}}[side]  # fmt: skip
+        found = [d for g in self.graphs for d in g.divergences]
+        return any(d.blame in blamed or d.kind is Kind.ORACLE_ERROR for d in found)
+
+    def to_json(self) -> dict[str, object]:
+        head = {"against": self.against, "torch": TORCH.version,
+                "components": [str(c) for c in self.components],
+                "skipped": [str(c) for c in self.skipped], "fails": self.fails}  # fmt: skip
+        if len(self.graphs) == 1:
+            return head | self.graphs[0].to_json()
+        graphs = [g.to_json() for g in self.graphs]
+        return head | {"agree": self.agree, "graphs": graphs, "summary": summary(self.graphs)}
+
+
+def summary(graphs: Sequence[GraphDiff]) -> dict[str, object]:
+    """Counts: graphs, agreeing graphs, divergences by blamed side and by component."""
+    found = [d for g in graphs for d in g.divergences]
+    return {"graphs": len(graphs), "agree": sum(g.agree for g in graphs),
+            "by_wrong": dict(sorted(Counter(d.wrong for d in found).items())),
+            "by_component": dict(sorted(Counter(str(d.component) for d in found).items())),
+            }  # fmt: skip
+
+
+def render_text(report: DiffReport, debug: bool = False) -> str:
+    """One line per graph, one indented line per divergence, then the verdict; with `debug`,
+    the traceback of every exception a side raised (DIF-12)."""
+    ran = ", ".join(report.components)
+    lines = [f"fxoracle diff: reference against {report.against} ({ran}), {TORCH.label}"]
+    if report.skipped:
+        lines.append(
+            f"  skipped (not implemented by {report.against}): {', '.join(report.skipped)}"
+        )
+    for g in report.graphs:
+        lines.append(f"  {g.graph}: {'agree' if g.agree else 'DIVERGE'}")
+        for d in g.divergences:
+            where = f" [{d.case}]" if d.case else ""
+            note = d.bug_note(TORCH.label)
+            lines.append(
+                f"    {d.component or 'all'} {d.kind}{where}: wrong={d.wrong}{note}: {d.detail}"
+            )
+            if debug and d.traceback:
+                lines.extend(f"      | {line}" for line in d.traceback.rstrip().splitlines())
+        lines.extend(f"    repro: {repro}" for repro in g.repros)
+    lines.append(f"  agree: {str(report.agree).lower()}, fails: {str(report.fails).lower()}")
+    return "\n".join(lines) + "\n"

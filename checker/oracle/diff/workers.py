@@ -1,0 +1,117 @@
+"""`fxoracle diff --workers N`: several models diffed on N processes (spec chapter 08, DIF-14).
+
+A model is named by a `ModelRef` that a worker loads by itself (a model file's path, or random
+model (seed, index)); each worker builds the sides from the same arguments, diffs the model with
+`driver.diff_model` (writing its repros there) and sends back its `GraphDiff`. The diffs are put
+back in the order the models were given, so the report is the one `--workers 1` gives. The pool
+is the campaign's (`checker.oracle.pool.pool`: spawned processes, terminated on Ctrl-C), one
+process fewer than `--workers`: this process steals the models still queued, as the campaign's
+does, so the pool's start-up is not waited for. An error that would stop a diff
+in one process (a model file that does not load, a model neither side can capture) stops it
+here too, with the same exception.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from checker.io.model_file import Model, load_model_file, model_names
+from checker.oracle.campaign.randmodels import random_model
+from checker.oracle.diff.driver import Progress, diff_model
+from checker.oracle.diff.report import DiffReport, GraphDiff
+from checker.oracle.pool.interrupts import interrupts_noted
+from checker.oracle.pool.pool import Pool, process_pool
+from checker.oracle.sides.sides import make_sides, skipped_components
+from reference.errors import FxOracleError
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """A model file (`path`, reported as `name`), or else random model (`seed`, `index`)."""
+
+    path: str | None = None
+    seed: int = 0
+    index: int = 0
+    name: str | None = None
+
+    def load(self) -> Model:
+        if self.path:
+            return load_model_file(self.path, self.name)
+        return random_model(self.seed, self.index)
+
+
+@dataclass(frozen=True, slots=True)
+class DiffArgs:
+    """What every worker builds its sides and repros from (all of it pickles)."""
+
+    against: str
+    component: str = "all"
+    strict_order: bool = False
+    repro_dir: str | None = None
+
+
+def model_refs(paths: Sequence[str], random: int, seed: int) -> list[ModelRef]:
+    """The files, then `random` generated models; a path that is no file is bad input now,
+    before any worker starts."""
+    for p in paths:
+        if not Path(p).is_file():
+            raise FxOracleError(f"{p}: no such file")
+    files = [ModelRef(p, name=n) for p, n in zip(paths, model_names(paths), strict=True)]
+    return files + [ModelRef(None, seed, i) for i in range(random)]
+
+
+def diff_ref(ref: ModelRef, args: DiffArgs) -> GraphDiff:
+    """A worker's task: load one model and diff it."""
+    sides = make_sides(args.against, args.component, strict_order=args.strict_order)
+    repro_dir = Path(args.repro_dir) if args.repro_dir else None
+    return diff_model(ref.load(), sides, repro_dir)
+
+
+def run_diff_pool(
+    refs: Sequence[ModelRef], args: DiffArgs, workers: int, progress: Progress | None = None
+) -> DiffReport:
+    """`driver.run_diff` on `workers` processes, this one among them; the same report, in the
+    same order."""
+    if workers < 2:
+        raise FxOracleError("diff: a pool needs --workers 2 or more (1: this process)")
+    if not refs:
+        raise FxOracleError("nothing to compare: give model files or --random N")
+    sides = make_sides(args.against, args.component, strict_order=args.strict_order)
+    helpers = min(workers, len(refs)) - 1
+    with process_pool(max(helpers, 1)) as executor, interrupts_noted() as interrupted:
+        pool = Pool[GraphDiff](executor, steals=True)
+        for k, ref in enumerate(refs):
+            pool.submit(k, diff_ref, ref, args)
+        here = _diff_here_while_queued(pool, progress, interrupted)
+        _report_progress(pool, progress, told=here)
+        graphs = tuple(pool.futures[k].result() for k in range(len(refs)))
+    skipped = skipped_components(sides, args.component)
+    return DiffReport(sides.label, sides.components, skipped, graphs)
+
+
+def _diff_here_while_queued(
+    pool: Pool[GraphDiff], progress: Progress | None, interrupted: threading.Event
+) -> set[int]:
+    """This process is the last worker: it diffs the first model still queued on the pool
+    (not yet handed to a process) until none is left, above all while the pool's processes
+    start and import torch (DIF-14). Returns the indices it diffed."""
+    here: set[int] = set()
+    while (k := pool.steal()) is not None:
+        here.add(k)
+        if progress is not None and pool.futures[k].exception() is None:
+            progress(pool.futures[k].result(), len(pool.futures))
+        if interrupted.is_set():  # a Ctrl-C that a model's diff swallowed
+            raise KeyboardInterrupt
+    return here
+
+
+def _report_progress(pool: Pool[GraphDiff], progress: Progress | None, told: set[int]) -> None:
+    """Wait for every diff, telling `progress` of each as it completes (but those in `told`)."""
+    futures = pool.futures
+    for done in as_completed([f for k, f in futures.items() if k not in told]):
+        if progress is not None and done.exception() is None:
+            progress(done.result(), len(futures))

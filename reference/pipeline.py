@@ -1,0 +1,109 @@
+"""The reference pipeline on one graph, top to bottom: start reading here.
+
+    deduplicate_graph(gm)                        the whole pass, in place
+      1. key      track_graph                  reference/key      chapter 01
+      2. expand   search_regions               reference/expand   chapter 02
+      3. outline  Outliner.outline_group       reference/outline  chapter 03
+                  (the gate hook, `gate=`, may veto a group: checker/proof/gate.py is one)
+      4. order    stable_topological_sort      reference/order    chapter 04
+
+Keying gives every node a key; nodes with equal keys compute the same thing. Expansion grows
+regions from such nodes in lock-step into groups of identical regions. Outlining takes each
+group in turn: plan its subgraph, find the first rule that refuses it, ask the gate hook, build
+the subgraph and replace each region by a call. Ordering sorts the graph once, stably, keeping
+the extra dependencies that writes, aliases, draws and global-state switches impose.
+
+What each node reads, writes, switches and draws (chapter 09, `reference/effects`) is what steps
+3 and 4 consult: the alias DB says which regions may be replaced and which orders are legal.
+`split_module` (chapter 05, `reference/split`) is a separate tool run on any graph module; the
+Dynamo adapters (`reference/dynamo`) run steps 2 to 4 inside `torch.compile`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import torch
+import torch.fx
+
+from reference.effects.alias_db import AliasDB
+from reference.errors import expect, expect_method
+from reference.expand.regions import RegionSearch, search_regions
+from reference.key.offline import track_graph
+from reference.key.tracker import GraphRegionTracker
+from reference.order.deps import ordering_deps, pinned_targets
+from reference.order.sort import stable_topological_sort
+from reference.outline.legality import OutlineContext
+from reference.outline.outliner import DedupResult, Gate, Installer, ModuleInstaller, Outliner
+from reference.policy import RIGHT, Policy
+
+Node = torch.fx.Node
+Groups = Sequence[Sequence[Sequence[Node]]]  # region groups: regions of nodes, in torch's order
+
+
+def deduplicate_graph(
+    gm: torch.fx.GraphModule, gate: Gate | None = None, *, policy: Policy = RIGHT
+) -> DedupResult:
+    """The whole pipeline on a captured graph module, in place: key every node (1), then
+    `deduplicate` (2 to 4)."""
+    return deduplicate(gm, track_graph(gm.graph), gate, policy=policy)
+
+
+def deduplicate(
+    gm: torch.fx.GraphModule,
+    tracker: GraphRegionTracker,
+    gate: Gate | None = None,
+    *,
+    policy: Policy = RIGHT,
+    search: RegionSearch | None = None,
+) -> DedupResult:
+    """Find `tracker`'s region groups in `gm` (2) and outline them (3, 4), in place, as torch's
+    `apply_graph_deduplication` does (RPL-1..RPL-25).
+
+    `gate(group, plan)` may veto a group before anything changes: it returns (region index,
+    reason) for the first region it cannot prove safe, or None (RPL-11). A `policy` other than
+    the default follows torch in some of its ordering rules (`reference.policy`), for
+    comparison only. `search`, when given, is `search_regions(gm.graph, tracker.buckets())`.
+    """
+    expect(gm, torch.fx.GraphModule, "deduplicate: gm")  # FIL-6
+    expect_method(tracker, "buckets", "deduplicate: tracker")
+    if search is None:
+        search = search_regions(gm.graph, tracker.buckets())
+    writes = tracker.node_to_mutated_arg_positions
+    return outline_groups(gm, search.region_groups(), writes, gate, policy=policy)
+
+
+def outline_groups(
+    gm: torch.fx.GraphModule,
+    groups: Groups,
+    writes: Mapping[Node, Iterable[int]],
+    gate: Gate | None = None,
+    *,
+    policy: Policy = RIGHT,
+) -> DedupResult:
+    """Steps 3 and 4 on a graph module: `outline` with subgraphs registered on `gm`."""
+    found = outline(gm.graph, ModuleInstaller(gm), groups, writes, gate, policy=policy)
+    gm.recompile()
+    return found
+
+
+def outline(
+    graph: torch.fx.Graph,
+    installer: Installer,
+    groups: Groups,
+    writes: Mapping[Node, Iterable[int]],
+    gate: Gate | None = None,
+    *,
+    policy: Policy = RIGHT,
+) -> DedupResult:
+    """Steps 3 and 4 on a bare graph, each group's subgraph going to `installer`: outline the
+    groups one by one in torch's order, then sort once (SRT-1)."""
+    db = AliasDB(graph, {n: tuple(sorted(p)) for n, p in writes.items()})  # chapter 09
+    deps = ordering_deps(graph, writes, policy, db)  # what the sort must keep (SRT-6..SRT-13)
+    context = OutlineContext(graph, db, pinned_targets(policy))
+    outliner = Outliner(graph, installer, context, deps, gate, policy)
+    for index, group in enumerate(groups):  # 3. outline
+        outliner.outline_group(index, group)
+    stable_topological_sort(graph, deps.as_mapping())  # 4. order
+    graph.lint()
+    return outliner.result()
