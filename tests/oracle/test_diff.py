@@ -257,6 +257,21 @@ def test_dif4_crossed_regions_blame_torch_s_crash() -> None:
     assert "stable topological sort failed" in found.detail or "erase" in found.detail
 
 
+@pytest.mark.spec("DIF-11")
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("a9_getitem_in_next_region", "crash"), ("a10_getitem_in_later_group", "graph")],
+)
+def test_dif11_a_getitem_of_a_replaced_tuple_is_n11(name: str, kind: str) -> None:
+    """DiT's and SD3's blocks, shrunk: a region holds a getitem of a tuple an earlier call
+    replaced (in the next region of the group, A9; in a later group, A10). The reference
+    refuses it (RPL-17); torch's sort fails, or its graph reads `None` when run: N11, not N10."""
+    report = run_diff(corpus(name), "torch", "dedup")
+    (found,) = report.graphs[0].divergences
+    assert (str(found.kind), found.wrong, found.bug) == (kind, "torch", "N11"), found
+    assert "RPL-17" in found.evidence.refusals
+
+
 class _Disguised(ReferenceImpl):
     """The reference's pass, but every subgraph module runs other code than its graph says:
     the same meaning, other numbers (only a run shows it)."""

@@ -111,6 +111,21 @@ def test_dif11_the_same_graph_running_differently_is_n4(ran: str, evidence: Evid
 
 
 @pytest.mark.spec("DIF-11")
+@pytest.mark.parametrize("same_meaning", [True, False])
+def test_dif11_an_index_error_in_torch_s_run_is_n4_whatever_the_groups(same_meaning: bool) -> None:
+    """N4 with other groups than the reference's (MaxViT): the graphs differ, torch's raises an
+    index error when run. The same graph failing otherwise, or a crash in the pass, is not N4."""
+    raised = Raised("IndexError", "index out of range in self")
+    ran = Evidence(raised=raised, same_meaning=same_meaning)
+    bug = identify(_divergence(Component.DEDUP, Kind.GRAPH, "torch: raised", ran))
+    assert bug is not None and bug.id == "N4"
+    other = Evidence(raised=Raised("TypeError", "'NoneType' object is not subscriptable"))
+    assert identify(_divergence(Component.DEDUP, Kind.GRAPH, "torch: raised", other)) is None
+    in_the_pass = replace(ran, same_meaning=False)
+    assert identify(_divergence(Component.DEDUP, Kind.CRASH, "torch: raised", in_the_pass)) is None
+
+
+@pytest.mark.spec("DIF-11")
 def test_dif11_nested_jagged_blocks_name_n8_in_dedup_and_b9_in_every_split_case() -> None:
     model = Model("njt", njt_blocks, njt_inputs(), False, "")
     found = run_diff([model], "torch", "all").graphs[0].divergences

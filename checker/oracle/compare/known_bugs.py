@@ -82,6 +82,23 @@ def _refused(invariant: str) -> Matches:
     return lambda d: d.evidence.refused == invariant
 
 
+def _taken_over(d: Divergence) -> bool:
+    """The reference refused a region because an earlier call had replaced one of its nodes
+    (RPL-17), and the other side's pass crashed or its graph failed when run."""
+    failed = d.kind is Kind.CRASH or d.evidence.raised is not None
+    return failed and "RPL-17" in d.evidence.refusals
+
+
+def _garbage_operands(d: Divergence) -> bool:
+    """The same graph runs differently (N4's first sign), or, whatever the groups, the other
+    side's graph raised an index error when run: the runtime read an uninitialised index."""
+    raised = d.evidence.raised
+    if _same_meaning(d) or raised is None or d.kind is not Kind.GRAPH:
+        return _same_meaning(d)
+    out_of_range = raised.type == "IndexError" and "index out of range" in raised.message
+    return out_of_range or (raised.type == "RuntimeError" and "is out of bounds" in raised.message)
+
+
 def _torch_rule(rule: str) -> Matches:
     """The reference gives the other side's graph when it follows torch in `rule` (a field of
     `reference.policy.Policy`)."""
@@ -137,7 +154,7 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("N3", "a higher-order op's body in a region crashes the pass", Component.DEDUP,
              _raised("'example_value'", error="KeyError")),
     KnownBug("N4", "the runtime learns outputs from uninitialised operands", Component.DEDUP,
-             _same_meaning, known_in=("2.13.0",)),
+             _garbage_operands, known_in=("2.13.0",)),
     KnownBug("N5", "a subgraph returning a plain int", Component.DEDUP,
              _raised("unexpected int output"), known_in=("2.13.0",)),
     KnownBug("N8", "an operand of a tensor subclass the runtime has no rule for (NJT)",
@@ -148,6 +165,8 @@ CATALOGUE: tuple[KnownBug, ...] = (
              _refused("RPL-9")),
     KnownBug("N9", "writes are ordered against direct users only: a read of a view crosses them",
              Component.DEDUP, _torch_rule("order_aliases")),
+    KnownBug("N11", "a region holding a getitem of a tuple an earlier call replaced",
+             Component.DEDUP, _taken_over),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",
              Component.DEDUP, _raised("stable topological sort failed", kind=Kind.CRASH)),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
