@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checker.course import ex_01_03, ex_04_05, ex_06_07, ex_08_09
+from checker.course import ex_01_03, ex_04_05, ex_06_07, ex_08_09, ex_11
 from checker.course.marking import Exercise, Verdict, read_answer
 from checker.io.reports import plural
 from checker.io.user_code import read_source
@@ -17,7 +17,13 @@ from reference.errors import FxOracleError
 
 EXERCISES: dict[str, Exercise] = {
     e.ident: e
-    for e in (*ex_01_03.EXERCISES, *ex_04_05.EXERCISES, *ex_06_07.EXERCISES, *ex_08_09.EXERCISES)
+    for e in (
+        *ex_01_03.EXERCISES,
+        *ex_04_05.EXERCISES,
+        *ex_06_07.EXERCISES,
+        *ex_08_09.EXERCISES,
+        *ex_11.EXERCISES,
+    )
 }
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
 

@@ -19,35 +19,93 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 import torch.fx
 
-from reference.dynamo.capture import Capture
+from reference.key.keys import ORIGIN_META as ORIGIN_META
+from reference.key.keys import CallSite as CallSite
+from reference.key.keys import GlobalState as GlobalState
+from reference.key.keys import Origin as Origin
+from reference.key.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
-CapturedGraph = Capture  # gm, tracker, example_inputs, dynamic, torch_tracker (see below)
 RegionGroups = tuple[tuple[tuple[str, ...], ...], ...]  # groups, regions, node names
-Buckets = tuple[tuple[str, ...], ...]  # a tracker's buckets of key-equal nodes (2 or more)
+Buckets = tuple[tuple[str, ...], ...]  # DedupOutput.buckets: node names, 2 or more per bucket
 Callback = Callable[[Node], int]
+
+
+class CapturedGraph(Protocol):
+    """What `find_regions` and `deduplicate` receive: one capture of the model, a fresh copy
+    per call (DIF-1, DIF-40). Everything a pass with its own key needs is here; read nothing
+    else (a `Capture` has fxoracle-internal members, such as `torch_tracker`, which only the
+    `torch` side reads and which is `None` in a plug-in's run).
+
+    - `gm`: the graph module as torch's pass receives it (Dynamo, fullgraph). Node metadata:
+      `example_value` (a `FakeTensor`, a tuple of them, a `SymInt`, or None; the fake mode is
+      not active when a method runs), `stack_trace` (the user's frames, torch's own files left
+      out), `nn_module_stack`, and `node.meta[ORIGIN_META]` (see `tracker.origin`).
+    - `example_inputs`: one real value per placeholder, in placeholder order (parameters and
+      buffers included), cloned for this call.
+    - `dynamic`: captured with dynamic shapes (sizes in `example_value` are `SymInt`s).
+    - `tracker`: fxoracle's keys of `gm`'s nodes. Three members are the contract:
+      - `tracker.buckets().groups`: every bucket of key-equal nodes, a tuple of node tuples,
+        buckets in tracking order, nodes in graph order. Single-node buckets are included, and
+        so are placeholders (keyed like any node; torch's pass never puts one in a region).
+      - `tracker.node_to_mutated_arg_positions`: `node -> positions it writes in place`, as
+        Dynamo's version counters saw them. A position indexes the node's *flat node
+        arguments*: the `Node`s of `(node.args, node.kwargs)` in `torch.fx.map_arg` order,
+        constants skipped (torch's `_get_flat_args`). `x.add_(y)`: `{0}`; `setitem(t, i, v)`
+        with a node `i`: `{0}`; `torch.add(a, b, out=c)`: `{2}`. A node that writes nothing
+        is absent.
+      - `tracker.origin(node)`: `Origin(call_site, global_state)`, what torch's key has beside
+        the metadata: `call_site` is a `CallSite(filename, line, offset)` of the user's code
+        at tracking time (`offset` the bytecode offset, so two calls on one line differ), and
+        `global_state` the `GlobalState` it was keyed under (grad mode, autocast-relevant
+        flags, default dtype, ...). None for a node that was not keyed.
+
+    Methods run in one state for both sides: grad mode on (unless the model file switched it
+    off when imported), no inference mode, no autocast, no fake-tensor or other dispatch mode
+    active, outside any Dynamo compilation, the process's default dtype. `deduplicate` need
+    not call `recompile()`: fxoracle recompiles `DedupOutput.transformed` before running it.
+    """
+
+    @property
+    def gm(self) -> torch.fx.GraphModule: ...
+
+    @property
+    def example_inputs(self) -> tuple[Any, ...]: ...
+
+    @property
+    def dynamic(self) -> bool: ...
+
+    @property
+    def tracker(self) -> GraphRegionTracker: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class DedupOutput:
     """What `deduplicate` returns.
 
-    - `transformed`: the graph module after the pass: the `graph.gm` it was given, edited in
-      place, or a new module. It must compute what `graph.gm` computes on
-      `graph.example_inputs`; its `invoke_subgraph` calls are judged as torch's runtime runs
-      them.
-    - `groups`: the region groups the pass outlined, as node names of `graph.gm` (`()`: not
-      said). Optional; a region finder reports them through `find_regions`.
-    - `extra_deps`: `node -> nodes it must follow`, nodes of `transformed`, if the pass keeps
-      ordering dependencies (torch's `_populate_additional_deps`); they join the acyclicity
-      check. `None`: not known.
-    - `buckets`: the pass's buckets of key-equal nodes (two or more, node names), if it says.
-    - `refusals`: one line per region the pass left alone, and why, if it says.
+    What the oracle does with each field:
+
+    - `transformed` (checked): the graph module after the pass: the `graph.gm` it was given,
+      edited in place, or a new module. It is compared by meaning with the reference's, run
+      on `graph.example_inputs` against the original (its `invoke_subgraph` calls as torch's
+      runtime runs them) and checked by `check_transformation` (chapter 06).
+    - `groups` (form checked, then shown): the region groups the pass outlined, as node names
+      of `graph.gm` (`()`: not said). A malformed value is a `contract` divergence; otherwise
+      the report only notes when they differ from the reference's. A region finder reports
+      its groups through `find_regions`, which is judged.
+    - `extra_deps` (checked): `node -> nodes it must follow`, nodes of `transformed`, if the
+      pass keeps ordering dependencies (torch's `_populate_additional_deps`); they join the
+      checker's acyclicity and dependency checks. `None`: not known.
+    - `buckets` (checked): the pass's buckets of key-equal nodes (two or more, node names),
+      if it says. When both sides' region groups are valid but differ, a bucket that merges
+      nodes computing different things is reported (TRK-5).
+    - `refusals` (not read): one line per region the pass left alone, and why, for the
+      plug-in's own use.
     """
 
     transformed: torch.fx.GraphModule
@@ -63,10 +121,10 @@ class FindsRegions(Protocol):
         """Region groups of `graph.gm`: groups, each a sequence of regions, each a sequence of
         node names (or nodes) of `graph.gm`; corresponding positions must be key-equal.
 
-        Receives a copy: `graph.gm` as torch's pass would see it; `graph.tracker`, fxoracle's
-        keys of its nodes (`graph.tracker.buckets()`); `graph.example_inputs`. A finder with its
-        own key reads node metadata (`example_value`, `stack_trace`). Order: torch's (latest
-        group first, region 0 in graph order); groups are compared as given.
+        Receives a copy (`CapturedGraph`: the graph, fxoracle's keys, mutation facts, each
+        node's call site and global state). A finder with its own key reads them and node
+        metadata. Order: torch's (latest group first, region 0 in graph order); groups are
+        compared as given. A node name that `graph.gm` lacks breaks the contract.
         """
         ...
 

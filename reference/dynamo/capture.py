@@ -38,7 +38,9 @@ class Capture:
 
     `gm` is the graph as torch's deduplication pass receives it, `tracker` our keys of its nodes,
     `example_inputs` one value per placeholder (parameters and buffers included), taken before
-    the model ran. `torch_tracker`, when asked for, is torch's own tracker of the same capture.
+    the model ran. `torch_tracker`, when asked for, is torch's own tracker of the same capture:
+    only the differential oracle's `torch` side reads it (`checker.oracle.protocol.CapturedGraph`
+    is what a plug-in may read).
     """
 
     gm: torch.fx.GraphModule

@@ -182,9 +182,9 @@ def wrapped_value(region: Sequence[Node], plan: OutlinePlan) -> str:
 
 def shared_storage(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
     """RPL-8: torch's input-input, output-output and input-output storage checks, by storage
-    class, on tensor values (as torch: a tuple output's elements are returned as they are);
-    flattened tuple getitems are exempt. A value whose storage cannot be read cannot be shown
-    not to alias: refused."""
+    class, on tensor values, flattened tuple getitems exempt; then what torch's checks miss
+    (`result_aliases_operand`). A value whose storage cannot be read cannot be shown not to
+    alias: refused."""
     flat = {region[i] for i in plan.flattened}
     seen: dict[int, tuple[str, Node]] = {}
     inputs = [n for n in operands(region, plan) if n not in flat]
@@ -201,6 +201,17 @@ def shared_storage(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> st
             if shared is not None:
                 return f"{shared[0]} {shared[1].name} and {kind} {node.name} share storage"
             seen.update(dict.fromkeys(own, (kind, node)))
+    return result_aliases_operand(region, plan, db)
+
+
+def result_aliases_operand(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
+    """RPL-8 beyond torch's checks (CHK-18's rule): no output, a tuple output's elements
+    included, shares a storage class with an operand, flattened getitems included."""
+    by_class = {c: n for n in reversed(operands(region, plan)) for c in db.classes(n)}
+    for node in (region[i] for i in plan.outputs):
+        shared = sorted(db.classes(node) & by_class.keys())
+        if shared:
+            return f"input {by_class[shared[0]].name} and output {node.name} share storage"
     return ""
 
 

@@ -3,7 +3,7 @@ path, everything of a chapter above its `## Reference` heading (prose, code and 
 output alike; HTML comments and this table left out), read at 150 words a minute, plus 10
 minutes for the stop's one exercise and 3 for running its worked example. 150 words a minute
 is what a careful reader of the first version managed on technical text (22,800 words and 26
-exercises took 5.5-7 hours). Chapter 10 is optional and not in the total.
+exercises took 5.5-7 hours). Chapters 10 and 11 are optional and not in the total.
 """
 
 import re
@@ -15,7 +15,7 @@ STOPS = [
     *((f"{n:02d}", f) for n, f in enumerate(sorted(p.name for p in SPECS.glob("[01][0-9]-*.md")))),
 ]
 WPM, EXERCISE_MIN, RUN_MIN = 150, 10, 3
-OPTIONAL = {"10"}
+OPTIONAL = {"10", "11"}
 THIS_TABLE = re.compile(r"<!-- example: examples/reading_time.py -->\n```text\n.*?```\n", re.S)
 
 

@@ -15,7 +15,7 @@ tracking_only = False
 
 
 def ada(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    scale, shift = c.chunk(2, dim=-1)
+    scale, shift = (c * 2).chunk(2, dim=-1)
     return x * scale.exp() + shift.sin()
 
 

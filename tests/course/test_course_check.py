@@ -26,6 +26,7 @@ SPEC = {
     "07.1": ("SHP-2", "SHP-9"), "07.2": ("SHP-2", "SHP-3", "SHP-5"), "07.3": ("SHP-10", "SHP-12"),
     "08.1": ("DIF-1", "DIF-3"), "08.2": ("DIF-4", "DIF-12"), "08.3": ("DIF-3",),
     "09.1": ("EFF-5", "EFF-6", "SRT-12"), "09.2": ("EFF-5", "SRT-12"),
+    "11.1": ("DIF-40", "EFF-1"),
 }  # fmt: skip
 
 
@@ -77,7 +78,7 @@ def test_cli_exit_codes_json_and_solution(
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["course", "check", "11.1", "x.py"], "no exercise '11.1'"),
+        (["course", "check", "12.1", "x.py"], "no exercise '12.1'"),
         (["course", "check", "01.1"], "give your answer file"),
         (["course", "check", "01.1", "missing.py"], "missing.py: no such file"),
     ],

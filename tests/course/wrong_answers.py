@@ -68,4 +68,6 @@ DEAD = {"add_"}
     "08.3": "UPDATE_MOVED_SAME_MEANING = True\nINDEPENDENT_SWAPPED_SAME_MEANING = True",
     "09.1": 'SHARE_H_STORAGE = {"h", "v", "s", "add_"}\nSRT12_ONLY = {"y after add_"}',
     "09.2": "Z_FOLLOWS_MUL_ = False",
+    # every argument counted (constants too), kwargs not: add_ 0, setitem 0, add has no place
+    "11.1": 'ADD_INPLACE = [0]\nSETITEM = [0]\nADD_OUT = [3]\nWRITTEN = ["l_x_", "l_y_", "c"]',
 }

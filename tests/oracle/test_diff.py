@@ -23,6 +23,7 @@ from checker.oracle.protocol import CapturedGraph
 from checker.oracle.repro.prover import fails_with_assertion
 from checker.oracle.sides.impls import ReferenceImpl, ReferenceOutput
 from checker.oracle.sides.sides import Component, make_sides
+from reference.dynamo.capture import Capture
 from reference.policy import RIGHT, Policy
 from reference.torch_version import TORCH
 from tests.support.corpus import CORPUS_DIR
@@ -297,7 +298,7 @@ def test_dif4_sides_that_agree_in_meaning_are_still_run(disguised: str) -> None:
     else:
         sides = replace(sides, other=_Disguised(), label="disguised")
     graph = capture_for(corpus("t01_single_region_group")[0], sides)
-    assert isinstance(graph, CapturedGraph)
+    assert isinstance(graph, Capture)
     (found,) = diff_capture(graph, sides)
     wanted = "reference" if disguised == "reference" else "other"
     assert str(found.blame) == wanted and "runs differently" in found.detail, found

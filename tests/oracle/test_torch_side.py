@@ -26,7 +26,7 @@ from tests.support.dedup_summary import summarize_dedup
 
 pytestmark = pytest.mark.torch_diff
 
-SCENARIO = re.compile(r"^(T([1-9]|1[01])|D([1-6]|1[5-8])|B[1-4]|A[1-9]|own)$")
+SCENARIO = re.compile(r"^(T([1-9]|1[01])|D([1-6]|1[5-8])|B[1-4]|A([1-9]|10)|own)$")
 # B13 (provisional, not in the behaviour doc): see corpus/own_inplace_inside.py
 WRONG_RESULT_BUGS = ("B1", "B2", "B3", "B13", "SRT-10", "N9")
 CRASH_BUGS = ("N1", "N3", "N10", "N11")  # torch.compile with dedup raises (specs/findings.md)

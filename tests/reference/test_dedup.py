@@ -135,6 +135,27 @@ def test_rpl8_aliasing_refused() -> None:
     assert len(result.replaced) == 2
 
 
+def _halves_of_inputs(*xs: torch.Tensor) -> torch.Tensor:
+    a, b = xs[1].chunk(2, dim=-1)
+    h = xs[0] * a
+    for t in xs[2:]:
+        h = h + b  # the previous chunk's half: `b` leaves the region that chunks `t`
+        a, b = t.chunk(2, dim=-1)
+        h = h * a
+    return h + b
+
+
+def test_rpl8_a_tuple_output_viewing_an_operand_is_refused() -> None:
+    """RPL-8 beyond torch's checks: a region returning `t.chunk(2)` of its operand `t` (a tuple
+    the call returns) would alias its operand (CHK-18); torch's checks skip tuple outputs."""
+    inputs = (torch.randn(2, 4), *(torch.randn(2, 8) for _ in range(3)))
+    c = capture(_halves_of_inputs, inputs)
+    result = deduplicate(c.gm, c.tracker)
+    assert {r.reason for r in result.refused} == {Refusal.ALIASING}, result.refused
+    assert any("and output chunk" in r.detail for r in result.refused), result.refused
+    assert not result.replaced
+
+
 def test_rpl9_mutation_between_region_nodes_b13() -> None:
     """RPL-9 (B13): `t.add_(1)` outside the region lies between `t = h*3` and `t * h`."""
     result = deduplicate(*_gm_and_tracker("own_inplace_inside"))

@@ -46,7 +46,6 @@ from checker.oracle.compare.judge import (
 )
 from checker.oracle.compare.meaning import same_output
 from checker.oracle.protocol import (
-    CapturedGraph,
     Deduplicates,
     DedupOutput,
     FindsRegions,
@@ -55,6 +54,7 @@ from checker.oracle.protocol import (
 from checker.oracle.sides.contract import ContractError, dedup_output, region_groups
 from checker.oracle.sides.impls import ReferenceOutput
 from checker.oracle.sides.sides import Component, Sides
+from reference.dynamo.capture import Capture
 from reference.policy import fewest_torch_rules
 
 
@@ -62,7 +62,7 @@ class Subject:
     """One captured graph under diff, and each side's deduplication of it (run once, lazily,
     on its own copy)."""
 
-    def __init__(self, graph: CapturedGraph, sides: Sides) -> None:
+    def __init__(self, graph: Capture, sides: Sides) -> None:
         self.graph, self.sides = graph, sides
 
     @cached_property

@@ -28,15 +28,14 @@ from checker.oracle.compare.divergence import Blame, Blamed, Divergence, Evidenc
 from checker.oracle.compare.graph_level import compare_sort, compare_split
 from checker.oracle.compare.judge import Failure, attempt
 from checker.oracle.compare.model_level import Subject, compare_dedup, compare_tracker
-from checker.oracle.protocol import CapturedGraph
 from checker.oracle.sides.impls import uses_torch_tracker
 from checker.oracle.sides.sides import Component, Sides
 from checker.proof.runs import torch_modes_kept
-from reference.dynamo.capture import capture
+from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError, describe
 
 
-def capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
+def capture_for(model: Model, sides: Sides) -> Capture | Divergence:
     """The capture both sides work on. When it fails: torch's tracker's crash if the capture
     works without it; the reference's crash if torch alone can compile the model; bad input
     (`FxOracleError`) if neither can (DIF-2). torch's modes are left as they were."""
@@ -44,13 +43,13 @@ def capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
         return _capture_for(model, sides)
 
 
-def _capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
+def _capture_for(model: Model, sides: Sides) -> Capture | Divergence:
     theirs = uses_torch_tracker(sides.other)
     found = _capture(model, theirs)
-    if isinstance(found, CapturedGraph):
+    if isinstance(found, Capture):
         return found
     component = Component.TRACKER if Component.TRACKER in sides.components else sides.components[0]
-    if theirs and isinstance(_capture(model, False), CapturedGraph):
+    if theirs and isinstance(_capture(model, False), Capture):
         crash = Blamed(Blame.OTHER, f"{sides.label}'s tracker {found}", Evidence(found.raised))
         return divergence(sides, component, Kind.CRASH, crash)
     plain = attempt(lambda: _torch_only(model))
@@ -62,7 +61,7 @@ def _capture_for(model: Model, sides: Sides) -> CapturedGraph | Divergence:
     return divergence(sides, component, Kind.CRASH, crash)
 
 
-def _capture(model: Model, with_torch_tracker: bool) -> CapturedGraph | Failure:
+def _capture(model: Model, with_torch_tracker: bool) -> Capture | Failure:
     """The capture, or what it raised (told by the caller, never raised)."""
     return attempt(lambda: capture(model.model, model.example_inputs, model.dynamic,
                                    with_torch_tracker=with_torch_tracker))  # fmt: skip
@@ -85,14 +84,14 @@ COMPARE: Mapping[Component, Callable[[Subject, Sides], list[Divergence]]] = {
 }  # fmt: skip
 
 
-def diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
+def diff_capture(graph: Capture, sides: Sides) -> tuple[Divergence, ...]:
     """The divergences of every chosen component on one capture (a side's crash included);
     torch's modes are left as they were, whatever a side does."""
     with torch_modes_kept():
         return _diff_capture(graph, sides)
 
 
-def _diff_capture(graph: CapturedGraph, sides: Sides) -> tuple[Divergence, ...]:
+def _diff_capture(graph: Capture, sides: Sides) -> tuple[Divergence, ...]:
     subject = Subject(graph, sides)
     found: list[Divergence] = []
     for component in sides.components:

@@ -109,10 +109,11 @@ class Example:
         return self.aliasing(region)
 
     def aliasing(self, region: Region) -> str:
-        """Operands and outputs must not share storage (torch's runtime assumes so)."""
+        """Operands and outputs must not share storage, a tuple output's elements included
+        (torch's runtime assumes so)."""
         values = [*operands(region), *(region[p] for p in outputs_of(region))]
-        shared = len({storage(v) for v in values}) < len(values)
-        return "operands or outputs share storage" if shared else ""
+        found = [s for v in values for s in storages(v)]
+        return "operands or outputs share storage" if len(set(found)) < len(found) else ""
 
     def outputs(self, regions: Sequence[Region]) -> list[int]:
         """The region positions any region's outside users need: every call returns them all."""
@@ -190,6 +191,20 @@ def storage(node: Node) -> object:
         except (NotImplementedError, RuntimeError):
             return node
     return node
+
+
+def storages(node: Node) -> set[object]:
+    """The storages of a node's value: its tensor's, or each tensor's of a tuple or list."""
+    value = node.meta.get("example_value")
+    if not isinstance(value, (tuple, list)):
+        return {storage(node)}
+    found: set[object] = set()
+    for item in value:
+        try:
+            found.add(("storage", item.untyped_storage()._cdata))
+        except (AttributeError, NotImplementedError, RuntimeError):
+            found.add(node)
+    return found
 
 
 def _named(node: Node, words: Sequence[str]) -> bool:

@@ -29,7 +29,6 @@ from checker.io.reports import write_atomically
 from checker.oracle.compare.divergence import Divergence
 from checker.oracle.compare.graph_level import sort_case, split_case
 from checker.oracle.compare.run import capture_for, diff_capture
-from checker.oracle.protocol import CapturedGraph
 from checker.oracle.repro.graph_reduce import shrink_graph
 from checker.oracle.repro.prover import Prover, fails_here
 from checker.oracle.repro.source_reduce import shrink_source, strip_metadata
@@ -37,12 +36,13 @@ from checker.oracle.repro.text import graph_repro, model_repro
 from checker.oracle.sides.cases import parse_split_case
 from checker.oracle.sides.sides import Component, Sides
 from checker.proof.runs import run
+from reference.dynamo.capture import Capture
 
 ORDER = (Component.DEDUP, Component.TRACKER, Component.SPLIT, Component.SORT)
 
 
 def write_repros(
-    model: Model, graph: CapturedGraph, found: Sequence[Divergence], sides: Sides,
+    model: Model, graph: Capture, found: Sequence[Divergence], sides: Sides,
     repro_dir: Path, tag: str = "", prover: Prover | None = None,
 ) -> list[Path]:  # fmt: skip
     """One repro per blamed (component, kind, blame) of `found`, named
@@ -96,7 +96,7 @@ class Proving:
     prover: Prover
 
 
-def _repro_text(model: Model, graph: CapturedGraph, d: Divergence, how: Proving) -> str | None:
+def _repro_text(model: Model, graph: Capture, d: Divergence, how: Proving) -> str | None:
     """The text of a repro of `d` that a fresh interpreter proved to fail (DIF-15), or None."""
     sides = how.sides
     if d.component in (Component.TRACKER, Component.DEDUP):

@@ -53,13 +53,17 @@ def _name(value: object, where: str, k: int) -> str:
 
 
 def dedup_output(value: object) -> DedupOutput:
-    """A `DedupOutput` whose `transformed` is a graph module and whose groups are well formed."""
+    """A `DedupOutput` whose `transformed` is a graph module and whose groups are well formed,
+    with `transformed` and its graph-module children recompiled from their graphs."""
     if not isinstance(value, DedupOutput):
         raise ContractError(f"deduplicate returned {_what(value)}, not a DedupOutput")
     if not isinstance(value.transformed, torch.fx.GraphModule):
         raise ContractError(f"deduplicate returned DedupOutput.transformed = "
                             f"{_what(value.transformed)}, not a GraphModule")  # fmt: skip
     region_groups(value.groups, "deduplicate: DedupOutput.groups")
+    for module in value.transformed.modules():  # DIF-40: a pass need not recompile
+        if isinstance(module, torch.fx.GraphModule):
+            module.recompile()
     return value
 
 

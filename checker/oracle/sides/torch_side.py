@@ -16,6 +16,7 @@ import torch
 import torch.fx
 
 from checker.oracle.protocol import Buckets, CapturedGraph, DedupOutput, RegionGroups
+from reference.dynamo.capture import Capture
 from reference.dynamo.drop_in import ModuleOutputGraph
 from reference.errors import FxOracleError
 from reference.expand.regions import region_names
@@ -41,14 +42,16 @@ def torch_dedup(graph: CapturedGraph) -> DedupOutput:
     from torch._dynamo.graph_deduplication import apply_graph_deduplication
 
     groups, buckets = torch_regions(graph), torch_buckets(graph)
-    apply_graph_deduplication(ModuleOutputGraph(graph.gm, graph.torch_tracker))
+    apply_graph_deduplication(ModuleOutputGraph(graph.gm, _tracker_of(graph)))
     graph.gm.recompile()
     return DedupOutput(graph.gm, groups, None, buckets)
 
 
 def _tracker_of(graph: CapturedGraph) -> Any:
-    if graph.torch_tracker is None:
+    """torch's own tracker of the capture, which only fxoracle's `Capture` carries."""
+    found = graph.torch_tracker if isinstance(graph, Capture) else None
+    if found is None:
         raise FxOracleError(
             "this capture has no torch tracker: capture(..., with_torch_tracker=True)"
         )
-    return graph.torch_tracker
+    return found
