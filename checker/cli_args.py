@@ -23,7 +23,10 @@ sides (--against):
   torch-simple   torch's split_module_simple (split only)
   reference      fxoracle against itself (a sanity check)
   module:attr    your implementation: an object or class with find_regions, deduplicate,
-                 stable_sort and/or split (the contract: checker/oracle/protocol.py)
+                 stable_sort and/or split (the contract: checker/oracle/protocol.py),
+                 its module found in the working directory or on sys.path
+  path/to/file.py:attr
+                 the same, imported from that file
 components (--component): tracker, dedup, sort, split, or all (those the side implements)
 exit status: 0 when no side is blamed ("both correct" differences are listed, not failed),
 1 when a side is blamed or fxoracle itself failed, 2 on bad input."""
@@ -108,7 +111,9 @@ def _diff_parser(sub: Sub[_Parser]) -> None:
                           description=DIFF_HELP, formatter_class=raw)  # fmt: skip
     diff.add_argument("paths", nargs="*", help="model files (default: none; use --random)")
     diff.add_argument(
-        "--against", required=True, help="torch, torch-simple, reference or module:attr"
+        "--against",
+        required=True,
+        help="torch, torch-simple, reference, module:attr or path/to/file.py:attr",
     )
     diff.add_argument("--component", default="all", choices=[*map(str, COMPONENTS), "all"])
     diff.add_argument("--random", type=count, default=0, metavar="N", help="N random models too")
@@ -133,7 +138,11 @@ def _fuzz_parser(sub: Sub[_Parser]) -> None:
     fuzz.add_argument("--minutes", type=minutes, default=1.0, help="campaign length")
     fuzz.add_argument("--seed", type=count, default=0, help="campaign seed")
     fuzz.add_argument("--out", default="fuzz-findings.json", help=FUZZ_OUT)
-    fuzz.add_argument("--against", default="torch", help="torch, torch-simple or module:attr")
+    fuzz.add_argument(
+        "--against",
+        default="torch",
+        help="torch, torch-simple, module:attr or path/to/file.py:attr",
+    )
     fuzz.add_argument("--repro-dir", metavar="DIR", help="write a minimized repro per finding")
     fuzz.add_argument("--max-models", type=count, help="stop after this many models in all")
     fuzz.add_argument(

@@ -22,7 +22,7 @@ from checker.oracle.repro.ddmin import ddmin
 from checker.oracle.repro.graph_source import Unwritable, graph_source, target_expr
 from checker.oracle.repro.source_reduce import keep_units, source_units, strip_metadata
 from checker.oracle.sides.cases import SplitCase, partition_ids
-from checker.oracle.sides.impls import load_impl
+from checker.oracle.sides.loading import load_impl
 from checker.oracle.sides.sides import make_sides
 from reference.errors import FxOracleError
 
@@ -189,8 +189,8 @@ def test_dif8_target_expressions_are_importable_names() -> None:
 
 @pytest.mark.spec("DIF-1")
 def test_dif1_parts_and_loading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert parts_of(load_impl("torch")) == ("tracker", "dedup", "sort", "split")
-    assert parts_of(load_impl("torch-simple")) == ("split",)
+    assert parts_of(load_impl("torch").impl) == ("tracker", "dedup", "sort", "split")
+    assert parts_of(load_impl("torch-simple").impl) == ("split",)
     (tmp_path / "my_impls.py").write_text(
         "class OnlySort:\n"
         "    def stable_sort(self, graph, deps):\n"
@@ -198,12 +198,12 @@ def test_dif1_parts_and_loading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         "nothing = object()\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert parts_of(load_impl("my_impls:OnlySort")) == ("sort",)
+    assert parts_of(load_impl("my_impls:OnlySort").impl) == ("sort",)
     for bad, message in [
         ("my_impls:nothing", "implements none of"),
         ("my_impls:missing", "AttributeError"),
         ("no_such_module_xyz:thing", "ModuleNotFoundError"),
-        ("nonsense", "expected reference, torch, torch-simple or module:attr"),
+        ("nonsense", "expected reference, torch, torch-simple, module:attr or path/to/file"),
     ]:
         with pytest.raises(FxOracleError, match=message):
             load_impl(bad)

@@ -5,12 +5,14 @@ A repro is a standalone file that fails with an `AssertionError` on the wrong si
 statements that rebuild a (shrunk) graph (`checker.oracle.repro.graph_source`). Against torch the
 block needs only torch: it runs torch's pass, tracker, sort or splitter and asserts the
 property torch breaks; against the reference or a user's implementation it runs the oracle on
-itself and asserts that it no longer blames the same side.
+itself and asserts that it no longer blames the same side. A plug-in is loaded as the run loaded
+it, from any directory (DIF-19): a file by its absolute path, a module found in the working
+directory with that directory put on `sys.path`; one header line says how.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 import torch
 import torch.fx
@@ -19,6 +21,7 @@ from checker.oracle.compare.divergence import Blame, Divergence
 from checker.oracle.repro.graph_source import graph_source
 from checker.oracle.sides.cases import parse_split_case, partition_ids, sort_input
 from checker.oracle.sides.impls import TorchImpl, TorchSimpleImpl
+from checker.oracle.sides.loading import Against, Origin
 from checker.oracle.sides.sides import Component, Sides
 from reference.torch_version import TORCH
 
@@ -33,7 +36,8 @@ def model_repro(source: str, d: Divergence, sides: Sides) -> str:
     head = f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind}, wrong: {d.wrong}\n"
     head += f"# {d.detail[:300]}\n"
     if not _is_torch(sides, d):
-        return head + source + _ORACLE_MAIN.format(str(d.component), sides.spec, d.wrong)
+        main = _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
+        return head + _loaded_line(sides.against) + source + main
     main = _TORCH_DEDUP_MAIN if d.component is Component.DEDUP else _TORCH_TRACKER_MAIN
     return head + source + _HELPERS + main
 
@@ -96,14 +100,42 @@ if __name__ == "__main__":  # torch's region groups overlap or pair different no
 _ORACLE_MAIN = """
 
 if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same side
-    from checker.io.model_file import load_model_file
+{setup}    from checker.io.model_file import load_model_file
     from checker.oracle.diff.driver import diff_model
     from checker.oracle.sides.sides import make_sides
 
-    found = diff_model(load_model_file(__file__), make_sides({1!r}, {0!r})).divergences
-    blamed = [d for d in found if d.wrong == {2!r}]
+    found = diff_model(load_model_file(__file__), make_sides({against!r}, {component!r}))
+    blamed = [d for d in found.divergences if d.blame == {blame!r}]
     assert not blamed, blamed[0].detail
 """
+
+
+def _oracle_fields(against: Against, d: Divergence) -> dict[str, str]:
+    """What the oracle's main blocks are formatted with: the side as the repro loads it from any
+    directory (DIF-19), the component, the case and the blame (not the side's label, which
+    names the plug-in as the run was given it)."""
+    setup = ""
+    if against.origin is Origin.WORKING_DIR:
+        setup = (f"    import sys\n\n    sys.path.insert(0, {against.where!r})"
+                 "  # the plug-in's module is in this folder\n")  # fmt: skip
+    return {"setup": setup, "against": against.portable, "component": str(d.component),
+            "case": d.case, "blame": str(d.blame)}  # fmt: skip
+
+
+def _loaded_line(against: Against) -> str:
+    """One header line: how the repro loads the plug-in (DIF-19); none for a built-in side."""
+    match against.origin:
+        case Origin.BUILT_IN:
+            return ""
+        case Origin.FILE:
+            how = f"loaded from the file {against.where!r} (importlib.util.spec_from_file_location)"
+        case Origin.WORKING_DIR:
+            how = f"its module is in {against.where!r}, which the main block puts on sys.path"
+        case Origin.SYS_PATH:
+            how = f"imported by name (found in {against.where!r}): installed, or on PYTHONPATH"
+        case _:
+            assert_never(against.origin)
+    return f"# plug-in {against.given!r}: {how}\n"
 
 
 def graph_repro(
@@ -117,10 +149,13 @@ def graph_repro(
     head = (
         f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind} [{d.case}], wrong: {d.wrong}\n"
     )
-    head += f"# {d.detail[:300]}\nimport builtins\nimport operator\n\nimport torch\n\n"
+    head += f"# {d.detail[:300]}\n"
+    imports = "import builtins\nimport operator\n\nimport torch\n\n"
     if not _is_torch(sides, d):
         template = _ORACLE_SORT_MAIN if d.component is Component.SORT else _ORACLE_SPLIT_MAIN
-        return head + built + template.format(sides.spec, str(d.component), d.case, d.wrong)
+        main = template.format(**_oracle_fields(sides.against, d))
+        return head + _loaded_line(sides.against) + imports + built + main
+    head += imports
     main = _sort_main(gm, d) if d.component is Component.SORT else _split_main(gm, d, sides)
     return head + built + main
 
@@ -128,24 +163,24 @@ def graph_repro(
 _ORACLE_SORT_MAIN = """
 
 if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same side
-    from checker.oracle.compare.graph_level import sort_case
+{setup}    from checker.oracle.compare.graph_level import sort_case
     from checker.oracle.sides.sides import make_sides
 
-    found = sort_case(gm, make_sides({0!r}, {1!r}), {2!r})
-    blamed = [d for d in found if d.wrong == {3!r}]
+    found = sort_case(gm, make_sides({against!r}, {component!r}), {case!r})
+    blamed = [d for d in found if d.blame == {blame!r}]
     assert not blamed, blamed[0].detail
 """
 
 _ORACLE_SPLIT_MAIN = """
 
 if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same side
-    from checker.oracle.compare.graph_level import split_case
+{setup}    from checker.oracle.compare.graph_level import split_case
     from checker.oracle.sides.cases import parse_split_case
     from checker.oracle.sides.sides import make_sides
 
-    sides = make_sides({0!r}, {1!r}, hostile=True)
-    found = split_case(gm, inputs, sides, parse_split_case({2!r}))
-    blamed = [d for d in found if d.wrong == {3!r}]
+    sides = make_sides({against!r}, {component!r}, hostile=True)
+    found = split_case(gm, inputs, sides, parse_split_case({case!r}))
+    blamed = [d for d in found if d.blame == {blame!r}]
     assert not blamed, blamed[0].detail
 """
 

@@ -1,14 +1,13 @@
-"""The built-in implementations under test, and loading a user's (spec chapter 08, DIF-1, DIF-2).
+"""The built-in implementations under test (spec chapter 08, DIF-1, DIF-2).
 
 Built in: `reference` (fxoracle's pipeline), `torch` (torch's tracker, `apply_graph_deduplication`,
 `_stable_topological_sort` and `split_module`, through `checker.oracle.sides.torch_side`) and
-`torch-simple` (`split_module_simple`). `load_impl("pkg.mod:attr")` loads a user's object (a
-class is instantiated); the contract it must follow is `checker.oracle.protocol`.
+`torch-simple` (`split_module_simple`). A user's implementation is loaded by
+`checker.oracle.sides.loading`; the contract it must follow is `checker.oracle.protocol`.
 """
 
 from __future__ import annotations
 
-import importlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,18 +16,9 @@ from typing import cast
 import torch
 import torch.fx
 
-from checker.io.user_code import user_code, what_raised
-from checker.oracle.protocol import (
-    PARTS,
-    Callback,
-    CapturedGraph,
-    DedupOutput,
-    RegionGroups,
-    parts_of,
-)
+from checker.oracle.protocol import Callback, CapturedGraph, DedupOutput, RegionGroups
 from checker.oracle.sides.cases import PARTITIONED
 from checker.oracle.sides.torch_side import torch_dedup, torch_regions
-from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.order.sort import stable_topological_sort
 from reference.pipeline import deduplicate
@@ -135,45 +125,9 @@ class TorchSimpleImpl:
                                    partition_affix=partition_affix)  # fmt: skip
 
 
-_MISSING = object()
 BUILT_IN: Mapping[str, Callable[[], object]] = {
     "reference": ReferenceImpl, "torch": TorchImpl, "torch-simple": TorchSimpleImpl,
 }  # fmt: skip
-
-
-def load_impl(spec: str) -> object:
-    """`reference`, `torch`, `torch-simple`, or `module:attr` (an object or a class, which is
-    instantiated); `FxOracleError` when it cannot be loaded or implements no part (DIF-1)."""
-    if spec in BUILT_IN:
-        return BUILT_IN[spec]()
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise FxOracleError(f"--against {spec!r}: expected {', '.join(BUILT_IN)} or module:attr")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise FxOracleError(f"--against {spec}: {describe(e)}") from e
-    except (Exception, SystemExit) as e:  # the plug-in's own code failed: bad input (FIL-4)
-        raise FxOracleError(
-            f"--against {spec}: {module_name} raised {what_raised(e)} at import"
-        ) from e
-    found: object = getattr(module, attr, _MISSING)
-    if found is _MISSING:
-        raise FxOracleError(f"--against {spec}: AttributeError: {module_name} has no `{attr}`")
-    with user_code(f"--against {spec}: {attr}()", "when constructed"):
-        impl = found() if isinstance(found, type) else found
-    if not parts_of(impl):
-        names = ", ".join(f"{name} ({proto.__name__})" for name, proto in PARTS)
-        raise FxOracleError(f"--against {spec}: implements none of {names}")
-    return impl
-
-
-def label_of(spec: str) -> str:
-    """The name reports give the side under test: `torch` for both torch adapters, else the
-    spec (`reference` against itself is `reference-copy`, so the two sides never share one)."""
-    return {"torch": "torch", "torch-simple": "torch", "reference": "reference-copy"}.get(
-        spec, spec
-    )
 
 
 def uses_torch_tracker(impl: object) -> bool:

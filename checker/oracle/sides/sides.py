@@ -1,7 +1,7 @@
 """The two sides of a diff: the reference and the implementation under test, with the components
 both run (spec chapter 08, DIF-1).
 
-`make_sides(against, component)` loads `against` (`checker.oracle.sides.impls.load_impl`) and
+`make_sides(against, component)` loads `against` (`checker.oracle.sides.loading.load_impl`) and
 keeps the components it implements; `Sides` is what every comparison, repro and worker is given.
 """
 
@@ -12,7 +12,8 @@ from enum import StrEnum
 
 from checker.oracle.protocol import parts_of
 from checker.oracle.sides.cases import HOSTILE_SPLIT_CASES, SPLIT_CASES, SplitCase
-from checker.oracle.sides.impls import ReferenceImpl, label_of, load_impl
+from checker.oracle.sides.impls import ReferenceImpl
+from checker.oracle.sides.loading import Against, label_of, load_impl
 from reference.errors import FxOracleError
 
 
@@ -30,12 +31,13 @@ COMPONENTS = tuple(Component)
 
 @dataclass(frozen=True, slots=True)
 class Sides:
-    """The reference, the implementation under test (`spec` as given to `--against`, `label`
-    as reports name it), the components to run and the split cases."""
+    """The reference, the implementation under test (`against`: as given to `--against` and
+    where it was found, `label`: as reports name it), the components to run and the split
+    cases."""
 
     reference: ReferenceImpl
     other: object  # an implementation: some of the Protocols of `checker.oracle.protocol`
-    spec: str
+    against: Against
     label: str
     components: tuple[Component, ...]
     split_cases: tuple[SplitCase, ...] = SPLIT_CASES
@@ -51,13 +53,14 @@ def make_sides(
     """Load `against` and choose the components both sides implement (DIF-1)."""
     if component != "all" and component not in COMPONENTS:
         raise FxOracleError(f"unknown component {component!r}: {', '.join(COMPONENTS)} or all")
-    other = load_impl(against)
+    loaded = load_impl(against)
     wanted = COMPONENTS if component == "all" else (Component(component),)
-    chosen = tuple(c for c in wanted if c in parts_of(other))
+    chosen = tuple(c for c in wanted if c in parts_of(loaded.impl))
     if not chosen:
         raise FxOracleError(f"--against {against} implements no part of component {component}")
     cases = SPLIT_CASES + (HOSTILE_SPLIT_CASES if hostile else ())
-    return Sides(ReferenceImpl(), other, against, label_of(against), chosen, cases, strict_order)
+    return Sides(ReferenceImpl(), loaded.impl, loaded.against, label_of(against), chosen, cases,
+                 strict_order)  # fmt: skip
 
 
 def skipped_components(sides: Sides, component: str) -> tuple[Component, ...]:
