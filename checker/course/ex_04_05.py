@@ -65,8 +65,12 @@ def check_04_1(answer: Answer) -> Verdict:
 
 def _srt6_why(name: str) -> str:
     if name in ("add_", "mul_"):
-        return f"{name} mutates x: it follows each direct user of x before it, in x.users order"
-    return f"{name} reads x: it follows each mutator of x before it, in mutator order"
+        return (f"{name} mutates x. Entries are added mutator by mutator, in node order: an "
+                "earlier mutator's visit adds itself to every later user of x (this one too); "
+                f"then {name}'s visit adds each direct user of x before it, in x.users order; "
+                "a node already listed keeps its first place")  # fmt: skip
+    return (f"{name} reads x: each mutator of x before it adds itself when that mutator is "
+            "visited, in mutator order")  # fmt: skip
 
 
 def worked_example() -> GM:

@@ -1,5 +1,6 @@
-"""B3: region 0 is called with the same tensor twice, so the subgraph gets one placeholder and
-the second call drops `z` (it even vanishes from the graph inputs)."""
+"""B3: region 0 is called with the same tensor twice, so torch's subgraph gets one placeholder
+and the second call drops `z` (it even vanishes from the graph inputs); the reference's subgraph
+has one placeholder per usage class (RPL-2)."""
 
 from __future__ import annotations
 
