@@ -42,7 +42,8 @@ class DedupOutput:
       `graph.example_inputs`; its `invoke_subgraph` calls are judged as torch's runtime runs
       them.
     - `groups`: the region groups the pass outlined, as node names of `graph.gm` (`()`: not
-      said). Optional; a region finder reports them through `find_regions`.
+      said; a name that is no node of `graph.gm` breaks the contract, DIF-12). Optional; a
+      region finder reports them through `find_regions`.
     - `extra_deps`: `node -> nodes it must follow`, nodes of `transformed`, if the pass keeps
       ordering dependencies (torch's `_populate_additional_deps`); they join the acyclicity
       check. `None`: not known.
@@ -61,7 +62,8 @@ class DedupOutput:
 class FindsRegions(Protocol):
     def find_regions(self, graph: CapturedGraph) -> RegionGroups:
         """Region groups of `graph.gm`: groups, each a sequence of regions, each a sequence of
-        node names (or nodes) of `graph.gm`; corresponding positions must be key-equal.
+        node names (or nodes) of `graph.gm`; corresponding positions must be key-equal. A name
+        that is no node of `graph.gm` breaks the contract (DIF-12).
 
         Receives a copy: `graph.gm` as torch's pass would see it; `graph.tracker`, fxoracle's
         keys of its nodes (`graph.tracker.buckets()`); `graph.example_inputs`. A finder with its
@@ -108,8 +110,10 @@ class Splits(Protocol):
         """`torch.fx.passes.split_module.split_module(gm, None, callback,
         keep_original_order=..., partition_affix=...)`: a module whose `submod_<i>` children
         compute `gm` partition by partition. Receives a copy of the captured graph; raising
-        (any exception) means "refused" and agrees with a refusing other side;
-        `NotImplementedError` means "this case is outside what I support" and skips it.
+        (any exception) means "refused": it agrees with a refusing reference, and where the
+        reference splits, its split is judged: right, the refusal is a `refusal` of a valid case
+        blamed on the plug-in; wrong, the reference is blamed (DIF-30). `NotImplementedError`
+        means "this case is outside what I support" and skips it.
         """
         ...
 
