@@ -28,8 +28,9 @@ sides (--against):
   path/to/file.py:attr
                  the same, imported from that file
 components (--component): tracker, dedup, sort, split, or all (those the side implements)
-exit status: 0 when no side is blamed ("both correct" differences are listed, not failed),
-1 when a side is blamed or fxoracle itself failed, 2 on bad input."""
+a model agrees when its only differences are free choices ("both correct", listed with why)
+exit status: 0 when no side is blamed, 1 when a side is blamed or fxoracle itself failed, 2 on
+bad input."""
 FUZZ_OUT = """the findings file (default fuzz-findings.json); a campaign of the same seed and side
 already there is continued from its next model, any other file is refused"""
 Sub = argparse._SubParsersAction  # the type of `add_subparsers()`
@@ -122,7 +123,8 @@ def _diff_parser(sub: Sub[_Parser]) -> None:
     diff.add_argument("--json", metavar="PATH", help="write the report as JSON ('-': stdout)")
     diff.add_argument(
         "--strict-order", action="store_true",
-        help="compare node positions too, not only what the graphs compute",
+        help="compare node positions too (dedup's node order, the order a split calls its "
+        "partitions in), not only what the graphs compute",
     )  # fmt: skip
     diff.add_argument(
         "--fail-on", default="any", choices=["any", "reference", "other"],

@@ -95,7 +95,8 @@ class DedupOutput:
       on `graph.example_inputs` against the original (its `invoke_subgraph` calls as torch's
       runtime runs them) and checked by `check_transformation` (chapter 06).
     - `groups` (form checked, then shown): the region groups the pass outlined, as node names
-      of `graph.gm` (`()`: not said). A malformed value is a `contract` divergence; otherwise
+      of `graph.gm` (`()`: not said). A malformed value, or a name that is no node of
+      `graph.gm`, is a `contract` divergence (DIF-12); otherwise
       the report only notes when they differ from the reference's. A region finder reports
       its groups through `find_regions`, which is judged.
     - `extra_deps` (checked): `node -> nodes it must follow`, nodes of `transformed`, if the
@@ -119,7 +120,8 @@ class DedupOutput:
 class FindsRegions(Protocol):
     def find_regions(self, graph: CapturedGraph) -> RegionGroups:
         """Region groups of `graph.gm`: groups, each a sequence of regions, each a sequence of
-        node names (or nodes) of `graph.gm`; corresponding positions must be key-equal.
+        node names (or nodes) of `graph.gm`; corresponding positions must be key-equal. A name
+        that is no node of `graph.gm` breaks the contract (DIF-12).
 
         Receives a copy (`CapturedGraph`: the graph, fxoracle's keys, mutation facts, each
         node's call site and global state). A finder with its own key reads them and node
@@ -166,8 +168,10 @@ class Splits(Protocol):
         """`torch.fx.passes.split_module.split_module(gm, None, callback,
         keep_original_order=..., partition_affix=...)`: a module whose `submod_<i>` children
         compute `gm` partition by partition. Receives a copy of the captured graph; raising
-        (any exception) means "refused" and agrees with a refusing other side;
-        `NotImplementedError` means "this case is outside what I support" and skips it.
+        (any exception) means "refused": it agrees with a refusing reference, and where the
+        reference splits, its split is judged: right, the refusal is a `refusal` of a valid case
+        blamed on the plug-in; wrong, the reference is blamed (DIF-30). `NotImplementedError`
+        means "this case is outside what I support" and skips it.
         """
         ...
 

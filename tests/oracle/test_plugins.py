@@ -77,7 +77,8 @@ class Raises:
 
 class BreaksTheContract:
     def find_regions(self, graph):
-        return [[["x0", 3]]]
+        first = next(iter(graph.gm.graph.nodes))
+        return [[[first.name, 3]]]
 
     def stable_sort(self, graph, deps):
         import torch
@@ -85,6 +86,19 @@ class BreaksTheContract:
         first = next(iter(graph.nodes))
         with graph.inserting_after(first):
             graph.call_function(torch.sin, (first,))  # a sort that adds a node
+
+
+class NamesNoNode:
+    # groups that name a node the graph does not have
+
+    def find_regions(self, graph):
+        calls = [n.name for n in graph.gm.graph.nodes if n.op == "call_function"]
+        return [[[calls[0], "ghost"], calls[1:3]]]
+
+    def deduplicate(self, graph):
+        from checker.oracle.protocol import DedupOutput
+
+        return DedupOutput(graph.gm, groups=((("ghost",), ("ghost_1",)),))
 """
 
 
@@ -117,6 +131,20 @@ def test_dif12_contract_violations_name_the_field(plugins: str) -> None:
     assert "find_regions returned groups[0][0][1] = 3, not a node name" in details
     assert "stable_sort added nodes sin" in details
     assert not [d for d in found if d.kind is Kind.ORACLE_ERROR]
+
+
+@pytest.mark.spec("DIF-12")
+def test_dif12_a_group_naming_no_node_breaks_the_contract(plugins: str) -> None:
+    """A name that is no node of the graph, in `find_regions` or `DedupOutput.groups`, is the
+    plug-in's `contract` divergence naming the node, not a `regions` fault."""
+    report = run_diff(_corpus("t01_single_region_group"), f"{plugins}:NamesNoNode", "all")
+    found = {(d.component, d.kind, d.blame, d.detail) for d in report.graphs[0].divergences}
+    assert found == {
+        (Component.TRACKER, Kind.CONTRACT, Blame.OTHER,
+         "find_regions returned groups[0][0][1] = 'ghost', not a node of the graph"),
+        (Component.DEDUP, Kind.CONTRACT, Blame.OTHER, "deduplicate: DedupOutput.groups returned "
+         "groups[0][0][0] = 'ghost', not a node of the graph"),
+    }  # fmt: skip
 
 
 @pytest.mark.spec("DIF-6", "SRT-12", "RPL-3", "CHK-18")

@@ -1,18 +1,20 @@
-"""Canonical forms for the differential oracle (spec chapter 08, DIF-3 and DIF-4).
+"""Canonical forms for the differential oracle (spec chapter 08, DIF-3, DIF-4, DIF-31).
 
-Two implementations agree on a graph when the canonical forms of their outputs are equal.
-A canonical form forgets what carries no meaning: node names (a node argument is printed as
-`%i`, its position in its graph), placeholder names, and a `get_attr` of a subgraph that nothing
-uses (torch leaves one for a fully refused group, RPL-5). It keeps what does: ops, targets
-(printed by `qualified_name`), constants (by `repr`, so `0.5` and `2.0` differ), the wiring,
-the node order, and every `GraphModule` child the graph uses, by attribute name.
+The canonical form is the positional form `--strict-order` compares (the meaning form is
+`checker.oracle.compare.meaning`). It forgets what carries no meaning: node names (a node
+argument is printed as `%i`, its position in its graph), placeholder names, and a `get_attr` of
+a subgraph that nothing uses (torch leaves one for a fully refused group, RPL-5). It keeps what
+does: ops, targets (printed by `qualified_name`), constants (by `repr`, so `0.5` and `2.0`
+differ), the wiring, the node order, and every `GraphModule` child the graph uses, by attribute
+name. The *order-free* form (`order_free`) forgets the node order too: two graphs whose
+order-free forms are equal differ only in order (the kind `order`, DIF-31).
 """
 
 from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -148,10 +150,38 @@ def first_difference(a: CanonGraph, b: CanonGraph, labels: tuple[str, str]) -> s
     return ""
 
 
-def only_order_differs(a: CanonGraph, b: CanonGraph) -> bool:
-    """Same children and the same multiset of (op, target) at the top: a reordering (DIF-4)."""
+def only_order_differs(a: torch.fx.GraphModule, b: torch.fx.GraphModule) -> bool:
+    """The same nodes, wired the same, in another order (DIF-31): equal multisets of
+    `order_free` forms, in one table. A node whose constant, target or wiring differs (a wrong
+    getitem index, a permuted signature) differs."""
+    table: dict[Hashable, int] = {}
+    return order_free(a, table) == order_free(b, table)
 
-    def ops(g: CanonGraph) -> Counter[tuple[str, str]]:
-        return Counter((n.op, n.target) for n in g.nodes)
 
-    return a.modules == b.modules and ops(a) == ops(b)
+def order_free(gm: torch.fx.GraphModule, table: dict[Hashable, int]) -> Counter[int]:
+    """The multiset of `gm`'s node forms, interned in `table`: a node's form is its op, target
+    and arguments with node arguments by *their* forms, not their positions; placeholders by
+    their rank among placeholders (the signature keeps its order), a child graph module by its
+    own order-free form. Dynamo's dead nodes are left out, as in `canonical_graph`."""
+    dead = dynamo_dead_nodes(gm.graph)
+    form: dict[Node, int] = {}
+    placeholders = 0
+    for node in gm.graph.nodes:
+        if node in dead:
+            continue
+        if node.op == "placeholder":
+            key: Hashable = ("placeholder", placeholders)
+            placeholders += 1
+        else:
+            key = (node.op, _free_target(gm, node, table), _canon_node(node, form).args)
+        form[node] = table.setdefault(key, len(table))
+    return Counter(form.values())
+
+
+def _free_target(gm: torch.fx.GraphModule, node: Node, table: dict[Hashable, int]) -> Hashable:
+    """A child graph module by its order-free form (its name is free), any other target by
+    name."""
+    child = _child(gm, node) if node.op in ("get_attr", "call_module") else None
+    if isinstance(child, torch.fx.GraphModule):
+        return frozenset(order_free(child, table).items())
+    return target_name(node)

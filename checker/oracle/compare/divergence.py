@@ -9,6 +9,7 @@ holds what the blame rests on as fields, which the catalogue of torch's bugs mat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import assert_never
@@ -20,13 +21,25 @@ from reference.errors import describe, first_line
 
 
 class Kind(StrEnum):
+    """What differs; `KINDS` says which a component can produce (DIF-31)."""
+
     REGIONS = "regions"  # different region groups
-    GRAPH = "graph"  # different graphs
-    ORDER = "order"  # the same nodes in another order
-    CRASH = "crash"  # a side raised where the other did not
-    REFUSAL = "refusal"  # the reference refused (raised FxOracleError) where the other did not
+    GRAPH = "graph"  # different graphs: other nodes, wiring, constants or signatures
+    ORDER = "order"  # the same nodes, wired the same, in another order
+    CRASH = "crash"  # a side raised where the other did not, or its output raised when run
+    REFUSAL = "refusal"  # a splitter refused (raised) where the other split (DIF-30)
     CONTRACT = "contract"  # a plug-in broke the plug-in contract (wrong type, erased nodes...)
     ORACLE_ERROR = "oracle-error"  # fxoracle itself raised: a bug of fxoracle (DIF-9)
+
+
+_ALWAYS = frozenset({Kind.CRASH, Kind.CONTRACT, Kind.ORACLE_ERROR})
+KINDS: Mapping[Component | None, frozenset[Kind]] = {
+    Component.TRACKER: _ALWAYS | {Kind.REGIONS},
+    Component.DEDUP: _ALWAYS | {Kind.GRAPH, Kind.ORDER},
+    Component.SORT: _ALWAYS | {Kind.ORDER},
+    Component.SPLIT: _ALWAYS | {Kind.GRAPH, Kind.REFUSAL},
+    None: frozenset({Kind.ORACLE_ERROR}),  # before any component ran
+}  # the kinds each component can produce: spec 08's table (DIF-31)
 
 
 class Blame(StrEnum):
@@ -117,6 +130,11 @@ class Divergence:
     known: bool = False  # the bug was already known for the installed torch
     traceback: str = ""  # of the exception a side raised, for its author (DIF-12)
     evidence: Evidence = NO_EVIDENCE
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS[self.component], (
+            f"DIF-31: {self.component or 'all'} cannot diverge by {self.kind}"
+        )
 
     @property
     def wrong(self) -> str:

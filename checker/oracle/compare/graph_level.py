@@ -1,11 +1,13 @@
 """The graph-level components, sort and split, run on fixed cases of the captured graph (spec
-chapter 08, DIF-4, DIF-5).
+chapter 08, DIF-4, DIF-5, DIF-30, DIF-34).
 
 `sort_case` has both sides sort their own scrambled copy (`checker.oracle.sides.cases`) with the
 same deps and compares the orders by node names; an order is wrong if a node precedes a
 dependency or the output is not last. `split_case` has both sides split the graph under one
-partition policy and compares the results by meaning; both refusing (raising) agrees. A side's
-output is judged on its own (`checker.oracle.compare.judge`) when the two differ.
+partition policy and compares the results by meaning (and positions with `--strict-order`).
+A split that raises refuses: both refusing agrees; one refusing is a `refusal`, judged by the
+other's split. A side's output is judged on its own (`checker.oracle.compare.judge`) when the
+two differ.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from checker.oracle.compare.judge import (
     attempt,
     blame,
     compare_runs,
+    free_choice,
     judge_transformation,
 )
 from checker.oracle.compare.meaning import same_output
@@ -47,6 +50,7 @@ from checker.oracle.protocol import Sorts, Splits
 from checker.oracle.sides.cases import SCRAMBLES, SplitCase, sort_input, split_with
 from checker.oracle.sides.contract import ContractError, same_nodes, split_output
 from checker.oracle.sides.sides import Component, Sides
+from reference.errors import describe
 
 Node = torch.fx.Node
 
@@ -98,10 +102,24 @@ def _sort_divergence(
     if all(isinstance(r, Failure) for r in results):
         return []
     kind = Kind.CRASH if any(isinstance(r, Failure) for r in results) else Kind.ORDER
-    blamed = blame(verdicts[0], verdicts[1], sides.label, "orders differ")
+    difference = _first_place(names[0], names[1], sides.label)
+    blamed = blame(verdicts[0], verdicts[1], sides.label, difference)
+    if blamed.blame is Blame.NEITHER:
+        blamed = free_choice(difference, VALID_ORDERS)
     theirs = results[1]
     error = theirs.error if isinstance(theirs, Failure) else None
     return [divergence(sides, Component.SORT, kind, blamed, scramble, error)]
+
+
+VALID_ORDERS = "both orders are valid: every node after its inputs and dependencies, output last"
+
+
+def _first_place(ours: Sequence[str] | None, theirs: Sequence[str] | None, label: str) -> str:
+    """Where two orders first differ: `orders differ at position 3: reference add, X mul`."""
+    if ours is None or theirs is None:
+        return "orders differ"
+    i = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b)
+    return f"orders differ at position {i}: reference {ours[i]}, {label} {theirs[i]}"
 
 
 def compare_split(subject: Subject, sides: Sides) -> list[Divergence]:
@@ -141,21 +159,55 @@ def _split_divergence(
         crash = Blamed(Blame.REFERENCE, f"reference {ours}", Evidence(raised=ours.raised))
         return [divergence(sides, Component.SPLIT, Kind.CRASH, crash, str(case))]
     if isinstance(ours, Failure) and isinstance(theirs, Failure):
-        return []  # both refuse
-    if not isinstance(ours, Failure) and not isinstance(theirs, Failure):
-        if same_output(ours, theirs, sides.strict_order):
-            return _same_split((ours, theirs), gm, inputs, sides, case)
-        a, b = canonical_graph(ours), canonical_graph(theirs)
-        difference = first_difference(a, b, ("reference", sides.label))
-        kind = Kind.ORDER if only_order_differs(a, b) else Kind.GRAPH
-    else:
-        refused = "reference" if isinstance(ours, Failure) else sides.label
-        difference = f"{refused} {ours if isinstance(ours, Failure) else theirs}"
-        kind = Kind.REFUSAL if refused == "reference" else Kind.CRASH
+        return []  # both refuse (DIF-30)
+    if isinstance(ours, Failure) or isinstance(theirs, Failure):
+        return [_refusal(outs, gm, inputs, sides, case)]
+    if same_output(ours, theirs, sides.strict_order):
+        return _same_split((ours, theirs), gm, inputs, sides, case)
+    labels = ("reference", sides.label)
+    difference = first_difference(canonical_graph(ours), canonical_graph(theirs), labels)
     judged = [judge_transformation(gm, o, inputs, None, grad_probes=True) for o in outs]
     blamed = blame(judged[0], judged[1], sides.label, difference)
+    if blamed.blame is Blame.NEITHER:
+        blamed = free_choice(difference, _why_splits_differ(ours, theirs, sides.label))
+    return [divergence(sides, Component.SPLIT, Kind.GRAPH, blamed, str(case))]
+
+
+def _why_splits_differ(ours: torch.fx.GraphModule, theirs: torch.fx.GraphModule, label: str) -> str:
+    """Why two right splits differ (DIF-33, DIF-34): the same partitions called in another
+    order (the reference calls them in torch's, SPL-7), or only that both compute `gm`."""
+    if only_order_differs(ours, theirs):
+        return (
+            f"both compute the original; {label} calls the same partitions in another valid "
+            "order (the reference: torch's, the last ready partition first, SPL-7)"
+        )
+    return "both compute the original"
+
+
+def _refusal(
+    outs: tuple[SplitOut, SplitOut], gm: torch.fx.GraphModule, inputs: tuple[object, ...],
+    sides: Sides, case: SplitCase,
+) -> Divergence:  # fmt: skip
+    """One side refused (raised) where the other split: the split is judged on its own (DIF-30).
+    Right: the refuser refused a case that can be split, and is blamed; wrong: the splitter is
+    blamed, the refusal stands; unknown: no verdict."""
+    ours, theirs = outs
+    refused = ours if isinstance(ours, Failure) else theirs
+    split = theirs if isinstance(ours, Failure) else ours
+    assert isinstance(refused, Failure) and not isinstance(split, Failure)
+    names = ("reference", sides.label) if refused is ours else (sides.label, "the reference")
+    blames = (Blame.REFERENCE, Blame.OTHER) if refused is ours else (Blame.OTHER, Blame.REFERENCE)
+    judged = judge_transformation(gm, split, inputs, None, grad_probes=True)
+    said = f"{names[0]} refused ({describe(refused.error)})"
+    if judged.right:
+        detail = f"{names[0]} refused a case {names[1]} splits correctly: {describe(refused.error)}"
+        blamed = Blamed(blames[0], detail, Evidence(raised=refused.raised))
+    elif judged.wrong:
+        blamed = Blamed(blames[1], f"{said}; {names[1]}: {judged.reason}", judged.evidence)
+    else:
+        blamed = Blamed(Blame.UNKNOWN, f"{said}; {names[1]}: {judged.reason}")
     error = theirs.error if isinstance(theirs, Failure) else None
-    return [divergence(sides, Component.SPLIT, kind, blamed, str(case), error)]
+    return divergence(sides, Component.SPLIT, Kind.REFUSAL, blamed, str(case), error)
 
 
 def _same_split(

@@ -226,3 +226,9 @@ def blame(ours: Judgement, theirs: Judgement, label: str, difference: str) -> Bl
         return Blamed(Blame.NEITHER, f"{difference}; both correct")
     reasons = "; ".join(r for r in (ours.reason, theirs.reason) if r)
     return Blamed(Blame.UNKNOWN, f"{difference}; {reasons}")
+
+
+def free_choice(difference: str, why: str, evidence: Evidence = NO_EVIDENCE) -> Blamed:
+    """Both sides right: a free choice, `neither` to blame, with why the two differ (DIF-33)."""
+    assert why, "DIF-33: a free choice says why both are right"
+    return Blamed(Blame.NEITHER, f"{difference}; both correct; {why}", evidence)

@@ -106,9 +106,10 @@ def _torch_rule(rule: str) -> Matches:
 
 
 def _no_binder(d: Divergence) -> bool:
-    """`split_module`'s `symbol_to_node[s]` fails: `KeyError: s25` names a size symbol."""
+    """`split_module`'s `symbol_to_node[s]` fails: `KeyError: s25` names a size symbol (a
+    split that raises refuses, DIF-30)."""
     raised = d.evidence.raised
-    if d.kind is not Kind.CRASH or raised is None or raised.type != "KeyError":
+    if d.kind is not Kind.REFUSAL or raised is None or raised.type != "KeyError":
         return False
     return re.match(r"[su]\d+\b", raised.message) is not None
 
@@ -174,10 +175,10 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("B9", "a cross-partition size whose symbol has no binder", Component.SPLIT,
              _no_binder),
     KnownBug("affix", "partition_affix with global state: a KeyError", Component.SPLIT,
-             _in_case("partition_affix", _raised(kind=Kind.CRASH, error="KeyError"))),
+             _in_case("partition_affix", _raised(kind=Kind.REFUSAL, error="KeyError"))),
     KnownBug("B7", "keep_original_order=True runs partitions in appearance order",
              Component.SPLIT,
-             _in_case("keep_original_order=True", _raised(kind=Kind.CRASH, error="KeyError"))),
+             _in_case("keep_original_order=True", _raised(kind=Kind.REFUSAL, error="KeyError"))),
     KnownBug("B6", "global-state-only partitions run first", Component.SPLIT,
              _in_case(_OLD_ORDER, _grad_leak)),
     KnownBug("N2", "in-place updates are not dependencies between partitions", Component.SPLIT,

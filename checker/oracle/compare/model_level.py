@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from functools import cached_property, partial
 
+import torch
 import torch.fx
 
 from checker.oracle.compare.canon import (
@@ -42,6 +43,7 @@ from checker.oracle.compare.judge import (
     attempt,
     blame,
     compare_runs,
+    free_choice,
     judge_transformation,
 )
 from checker.oracle.compare.meaning import same_output
@@ -56,6 +58,9 @@ from checker.oracle.sides.impls import ReferenceOutput
 from checker.oracle.sides.sides import Component, Sides
 from reference.dynamo.capture import Capture
 from reference.policy import fewest_torch_rules
+
+Node = torch.fx.Node
+INVOKE = torch.ops.higher_order.invoke_subgraph
 
 
 class Subject:
@@ -89,7 +94,7 @@ class Subject:
         found = attempt(lambda: other.deduplicate(self.graph.copy()))
         if isinstance(found, Failure):
             return found
-        return attempt(lambda: dedup_output(found))
+        return attempt(lambda: dedup_output(found, self.graph.gm.graph))
 
     def judged_theirs(self, theirs: DedupOutput | Failure) -> Judgement:
         """The other side's output judged on its own (DIF-4)."""
@@ -101,7 +106,8 @@ class Subject:
 
 
 def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
-    """Region groups by node names; faults decide who is wrong (DIF-4)."""
+    """Region groups by node names; faults decide who is wrong (DIF-4); a name that is no node
+    of the graph breaks the contract (DIF-12)."""
     reference = subject.ours
     ours = (
         sides.reference.find_regions(subject.graph.copy())
@@ -113,7 +119,7 @@ def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
     found = attempt(lambda: other.find_regions(subject.graph.copy()))
     if isinstance(found, Failure):
         return [crashed(sides, Component.TRACKER, found.error)]
-    theirs = attempt(lambda: region_groups(found))
+    theirs = attempt(lambda: region_groups(found, subject.graph.gm.graph))
     if isinstance(theirs, Failure):
         assert isinstance(theirs.error, ContractError), theirs.error
         return [broke(sides, Component.TRACKER, theirs.error)]
@@ -122,14 +128,46 @@ def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
     base = subject.graph.gm
     judged = [_judged_groups(base, g) for g in (ours, theirs)]
     sizes = f"reference {_shape(ours)}, {sides.label} {_shape(theirs)}"
-    if judged[0].right and judged[1].right:  # both valid: is the difference the other's key's?
-        merged = bucket_faults(base, _their_buckets(subject))
-        if merged:
-            detail = f"{sizes}; both valid, {sides.label}'s key merges unequal nodes (TRK-5): "
-            why = Blamed(Blame.NEITHER, f"{detail}{merged[0]}", Evidence(fault=merged[0]))
-            return [divergence(sides, Component.TRACKER, Kind.REGIONS, why)]
     blamed = blame(judged[0], judged[1], sides.label, sizes)
+    if blamed.blame is Blame.NEITHER:
+        blamed = _both_valid(subject, (ours, theirs), sides.label, sizes)
     return [divergence(sides, Component.TRACKER, Kind.REGIONS, blamed)]
+
+
+def _both_valid(
+    subject: Subject, groups: tuple[RegionGroups, RegionGroups], label: str, sizes: str
+) -> Blamed:
+    """Two valid groupings: which groups one side has that the other lacks, and, when the
+    other's key merges unequal nodes, the first pair it merges (TRK-5) (DIF-33)."""
+    why = f"{group_difference(*groups, label)}; {VALID_GROUPS}"
+    merged = bucket_faults(subject.graph.gm, _their_buckets(subject))
+    if not merged:
+        return free_choice(sizes, why)
+    why += f"; {label}'s key merges unequal nodes (TRK-5): {merged[0]}"
+    return free_choice(sizes, why, Evidence(fault=merged[0]))
+
+
+VALID_GROUPS = "both groupings are valid: no overlap, equal nodes at each position"
+
+
+def group_difference(ours: RegionGroups, theirs: RegionGroups, label: str) -> str:
+    """The groups one side found and the other did not, each as `regions x nodes at` the first
+    node of each region."""
+    only_ours = [g for g in ours if g not in theirs]
+    only_theirs = [g for g in theirs if g not in ours]
+    if not only_ours and not only_theirs:
+        return "the same groups in another order"
+    if not only_theirs:
+        return f"{label} found fewer groups: it lacks {_groups(only_ours)}"
+    if not only_ours:
+        return f"{label} found more groups: {_groups(only_theirs)}"
+    return f"the reference alone found {_groups(only_ours)}; {label} alone {_groups(only_theirs)}"
+
+
+def _groups(groups: Sequence[Sequence[Sequence[str]]], most: int = 3) -> str:
+    shown = [f"{len(g)}x{len(g[0])} at {'/'.join(r[0] for r in g)}" for g in groups[:most] if g]
+    more = f" and {len(groups) - most} more" if len(groups) > most else ""
+    return ", ".join(shown) + more
 
 
 def _judged_groups(base: torch.fx.GraphModule, groups: RegionGroups) -> Judgement:
@@ -161,13 +199,39 @@ def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
         return [divergence(sides, Component.DEDUP, Kind.CRASH, blamed, error=error)]
     if same_output(ours.transformed, theirs.transformed, sides.strict_order):
         return _same_form(subject, sides, ours, theirs)
-    a, b = canonical_graph(ours.transformed), canonical_graph(theirs.transformed)
-    kind = Kind.ORDER if only_order_differs(a, b) else Kind.GRAPH
-    difference = first_difference(a, b, ("reference", sides.label))
+    reordered = only_order_differs(ours.transformed, theirs.transformed)
+    b = canonical_graph(theirs.transformed)
+    difference = first_difference(canonical_graph(ours.transformed), b, ("reference", sides.label))
     blamed = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label, difference)
     if blamed.blame in (Blame.NEITHER, Blame.OTHER):
-        blamed = _why_they_differ(subject, b, blamed)
+        why, evidence = _why_they_differ(subject, b, blamed.evidence)
+        if blamed.blame is Blame.NEITHER:
+            outlined = _outlined(ours, theirs, sides.label, reordered)
+            blamed = free_choice(difference, "; ".join((outlined, *why)), evidence)
+        else:
+            blamed = replace(blamed, detail="; ".join((blamed.detail, *why)), evidence=evidence)
+    kind = Kind.ORDER if reordered else Kind.GRAPH
     return [divergence(sides, Component.DEDUP, kind, blamed)]
+
+
+def _outlined(ours: DedupOutput, theirs: DedupOutput, label: str, reordered: bool) -> str:
+    """Why two right graphs differ, as far as the graphs tell (DIF-33): the same nodes in
+    another order, or how many groups and calls each side outlined."""
+    if reordered:
+        return "both compute the original; the same nodes in another valid order"
+    mine, yours = _called(ours.transformed), _called(theirs.transformed)
+    if mine == yours:
+        return f"both compute the original; both outlined {mine}"
+    return f"both compute the original; {label} outlined {yours}, the reference {mine}"
+
+
+def _called(gm: torch.fx.GraphModule) -> str:
+    """How many subgraphs `gm`'s top graph calls, and how often: `2 groups (4 calls)`."""
+    calls = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is INVOKE]
+    groups = len({str(c.args[0].target) for c in calls if isinstance(c.args[0], Node)})
+    if not groups:
+        return "no group"
+    return f"{groups} group{'' if groups == 1 else 's'} ({len(calls)} calls)"
 
 
 def _same_form(
@@ -199,26 +263,27 @@ def _with_refusals(ours: ReferenceOutput | Failure, blamed: Blamed) -> Blamed:
     return replace(blamed, evidence=why)
 
 
-def _why_they_differ(subject: Subject, theirs: CanonGraph, blamed: Blamed) -> Blamed:
-    """`blamed` with why two graphs differ when the reference's is right: other groups, a
-    refusal of the reference, or which of torch's ordering rules, run by the reference, give
-    `theirs` (canonical); each in the detail and, but the groups, in the evidence."""
+def _why_they_differ(
+    subject: Subject, theirs: CanonGraph, evidence: Evidence
+) -> tuple[list[str], Evidence]:
+    """Why two graphs differ when the reference's is right: other groups, a refusal of the
+    reference, or which of torch's ordering rules, run by the reference, give `theirs`
+    (canonical); each as a reason and, but the groups, added to `evidence`."""
     ours, found = subject.ours, subject.theirs
     if isinstance(ours, Failure):
-        return blamed
-    detail, evidence = blamed.detail, blamed.evidence
+        return [], evidence
+    why: list[str] = []
     if not isinstance(found, Failure) and ours.groups != found.groups and found.groups:
-        detail += "; they outlined different region groups (see tracker)"
+        why.append("they outlined different region groups (see tracker)")
     if ours.refusals:
-        detail += f"; the reference refused {ours.refusals[0]}"
-    evidence = _with_refusals(ours, blamed).evidence
+        why.append(f"the reference refused {ours.refusals[0]}")
+        evidence = replace(evidence, refused=ours.refused[0], refusals=ours.refused)
     for policy in fewest_torch_rules():
         rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), policy))
         if isinstance(rerun, DedupOutput) and canonical_graph(rerun.transformed) == theirs:
-            detail += (
-                f"; with torch's {policy.describe_torch_rules()} the reference gives the same graph"
-            )
-            rules = tuple(f.name for f in fields(policy) if not getattr(policy, f.name))
-            evidence = replace(evidence, torch_rules=rules)
+            rules = policy.describe_torch_rules()
+            why.append(f"with torch's {rules} the reference gives the same graph")
+            names = tuple(f.name for f in fields(policy) if not getattr(policy, f.name))
+            evidence = replace(evidence, torch_rules=names)
             break
-    return replace(blamed, detail=detail, evidence=evidence)
+    return why, evidence

@@ -86,9 +86,9 @@ def _diff_model(
 
 
 class DiffBar(Bar):
-    """The diff's `Progress`: models diffed, the model just done, `diverge=` (models with a
-    divergence) and `fail=` (models where a side is blamed or fxoracle failed: the exit
-    status's count)."""
+    """The diff's `Progress`: models diffed, the model just done, `diverge=` (models that do
+    not agree: a difference other than a free choice, DIF-32) and `fail=` (models where a side
+    is blamed or fxoracle failed: the exit status's count)."""
 
     def __init__(self, out: TextIO | None = None, enabled: bool | None = None) -> None:
         super().__init__("diff", out, enabled, leave=False)

@@ -1,5 +1,6 @@
 """The report of `fxoracle diff`: every model's divergences and repros, as text or JSON (spec
-chapter 08, DIF-10, DIF-11, DIF-12)."""
+chapter 08, DIF-10, DIF-11, DIF-12, DIF-32). A model agrees when every difference is a free
+choice (both sides right); the free choices are still listed."""
 
 from __future__ import annotations
 
@@ -22,7 +23,19 @@ class GraphDiff:
 
     @property
     def agree(self) -> bool:
-        return not self.divergences
+        """No difference but free choices: both sides right wherever they differ (DIF-32)."""
+        return all(d.blame is Blame.NEITHER for d in self.divergences)
+
+    def verdict(self) -> str:
+        """`agree`, `agree (2 free choices: tracker regions, sort order x3)` or `DIVERGE`."""
+        if not self.agree:
+            return "DIVERGE"
+        if not self.divergences:
+            return "agree"
+        kinds = Counter(f"{d.component or 'all'} {d.kind}" for d in self.divergences)
+        named = ", ".join(k if n == 1 else f"{k} x{n}" for k, n in kinds.items())
+        count = len(self.divergences)
+        return f"agree ({count} free choice{'' if count == 1 else 's'}: {named})"
 
     @property
     def fails(self) -> bool:
@@ -45,6 +58,7 @@ class DiffReport:
 
     @property
     def agree(self) -> bool:
+        """Every graph agrees: its only differences are free choices (DIF-32)."""
         return all(g.agree for g in self.graphs)
 
     @property
@@ -71,7 +85,8 @@ class DiffReport:
 
 
 def summary(graphs: Sequence[GraphDiff]) -> dict[str, object]:
-    """Counts: graphs, agreeing graphs, divergences by blamed side and by component."""
+    """Counts: graphs, agreeing graphs (free choices only, DIF-32), divergences by blamed side
+    and by component."""
     found = [d for g in graphs for d in g.divergences]
     return {"graphs": len(graphs), "agree": sum(g.agree for g in graphs),
             "by_wrong": dict(sorted(Counter(d.wrong for d in found).items())),
@@ -80,8 +95,9 @@ def summary(graphs: Sequence[GraphDiff]) -> dict[str, object]:
 
 
 def render_text(report: DiffReport, debug: bool = False) -> str:
-    """One line per graph, one indented line per divergence, then the verdict; with `debug`,
-    the traceback of every exception a side raised (DIF-12)."""
+    """One line per graph (`agree`, with the free choices counted, or `DIVERGE`: DIF-32), one
+    indented line per divergence, then the verdict; with `debug`, the traceback of every
+    exception a side raised (DIF-12)."""
     ran = ", ".join(report.components)
     lines = [f"fxoracle diff: reference against {report.against} ({ran}), {TORCH.label}"]
     if report.skipped:
@@ -89,7 +105,7 @@ def render_text(report: DiffReport, debug: bool = False) -> str:
             f"  skipped (not implemented by {report.against}): {', '.join(report.skipped)}"
         )
     for g in report.graphs:
-        lines.append(f"  {g.graph}: {'agree' if g.agree else 'DIVERGE'}")
+        lines.append(f"  {g.graph}: {g.verdict()}")
         for d in g.divergences:
             where = f" [{d.case}]" if d.case else ""
             note = d.bug_note(TORCH.label)

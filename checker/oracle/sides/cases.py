@@ -76,9 +76,13 @@ def partition_ids(policy: str, gm: torch.fx.GraphModule) -> dict[Node, int]:
 
 
 def split_with(side: Splits, gm: torch.fx.GraphModule, case: SplitCase) -> torch.fx.GraphModule:
-    """`side.split` on `gm` under `case`."""
-    ids = partition_ids(case.policy, gm)
-    return side.split(gm, ids.__getitem__, case.keep_original_order, case.affix)
+    """`side.split` on its own copy of `gm` under `case`: a side may edit what it is given, and
+    `gm` stays the original both splits are judged against (DIF-2)."""
+    from reference.graph_copy import copy_graph_module
+
+    mine = copy_graph_module(gm).gm
+    ids = partition_ids(case.policy, mine)
+    return side.split(mine, ids.__getitem__, case.keep_original_order, case.affix)
 
 
 def sort_input(

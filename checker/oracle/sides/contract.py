@@ -2,15 +2,15 @@
 
 Each function takes what a method returned and gives it back in the oracle's terms, or raises
 `ContractError` naming the field that breaks the contract (`find_regions returned
-groups[0][1][2] = 3, not a node name`). The oracle reports that as a `contract` divergence
-blamed on the plug-in, never as its own error.
+groups[0][1][2] = 3, not a node name`, `... = 'x9', not a node of the graph`). The oracle
+reports that as a `contract` divergence blamed on the plug-in, never as its own error.
 """
 
 from __future__ import annotations
 
 import traceback
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import torch
 import torch.fx
@@ -25,15 +25,19 @@ class ContractError(Exception):
     """A plug-in's return value breaks the contract; the message names the field."""
 
 
-def region_groups(value: object, method: str = "find_regions") -> RegionGroups:
-    """Groups of regions of node names (nodes are taken by name)."""
+def region_groups(
+    value: object, graph: torch.fx.Graph, method: str = "find_regions"
+) -> RegionGroups:
+    """Groups of regions of node names (nodes are taken by name), every one a node of `graph`
+    (DIF-12)."""
+    known = {n.name for n in graph.nodes}
     groups = []
     for g, group in enumerate(_items(value, f"{method} returned", "a sequence of groups")):
         regions = []
         for r, region in enumerate(_items(group, f"{method} returned groups[{g}] =", "regions")):
             where = f"{method} returned groups[{g}][{r}]"
             nodes = _items(region, f"{where} =", "a sequence of nodes")
-            regions.append(tuple(_name(n, where, k) for k, n in enumerate(nodes)))
+            regions.append(tuple(_name(n, where, k, known) for k, n in enumerate(nodes)))
         groups.append(tuple(regions))
     return tuple(groups)
 
@@ -44,23 +48,25 @@ def _items(value: object, where: str, wanted: str) -> Sequence[object]:
     return value
 
 
-def _name(value: object, where: str, k: int) -> str:
-    if isinstance(value, Node):
-        return value.name
-    if isinstance(value, str):
-        return value
-    raise ContractError(f"{where}[{k}] = {_what(value)}, not a node name")
+def _name(value: object, where: str, k: int, known: Collection[str]) -> str:
+    name = value.name if isinstance(value, Node) else value
+    if not isinstance(name, str):
+        raise ContractError(f"{where}[{k}] = {_what(value)}, not a node name")
+    if name not in known:
+        raise ContractError(f"{where}[{k}] = {name!r}, not a node of the graph")
+    return name
 
 
-def dedup_output(value: object) -> DedupOutput:
-    """A `DedupOutput` whose `transformed` is a graph module and whose groups are well formed,
-    with `transformed` and its graph-module children recompiled from their graphs."""
+def dedup_output(value: object, graph: torch.fx.Graph) -> DedupOutput:
+    """A `DedupOutput` whose `transformed` is a graph module and whose groups name nodes of
+    `graph`, the graph the pass was given, with `transformed` and its graph-module children
+    recompiled from their graphs."""
     if not isinstance(value, DedupOutput):
         raise ContractError(f"deduplicate returned {_what(value)}, not a DedupOutput")
     if not isinstance(value.transformed, torch.fx.GraphModule):
         raise ContractError(f"deduplicate returned DedupOutput.transformed = "
                             f"{_what(value.transformed)}, not a GraphModule")  # fmt: skip
-    region_groups(value.groups, "deduplicate: DedupOutput.groups")
+    region_groups(value.groups, graph, "deduplicate: DedupOutput.groups")
     for module in value.transformed.modules():  # DIF-40: a pass need not recompile
         if isinstance(module, torch.fx.GraphModule):
             module.recompile()
