@@ -35,7 +35,7 @@ def check_11_1(answer: Answer) -> Verdict:
         written.extend(flat[p] for p in positions)
         why = f"{name}'s flat node arguments are {flat} (constants skipped, kwargs last)"
         marks.append(same(asked, answer.numbers(asked), positions, why))
-    why = "the node at each position, in the order add_, setitem, add (DIF-40)"
+    why = "the node at each position, in the order add_, setitem, add (DIF-21)"
     marks.append(same("WRITTEN", answer.names("WRITTEN"), tuple(written), why))
     return Verdict(tuple(marks))
 
@@ -43,7 +43,7 @@ def check_11_1(answer: Answer) -> Verdict:
 EXERCISES = (
     Exercise(
         "11.1",
-        ("DIF-40", "EFF-1"),
+        ("DIF-21", "EFF-1"),
         "ADD_INPLACE, SETITEM, ADD_OUT: lists of ints, the positions each writer's entry of "
         "node_to_mutated_arg_positions holds\nWRITTEN: list of the names of the nodes written, "
         "in the order add_, setitem, add",

@@ -38,7 +38,7 @@ Callback = Callable[[Node], int]
 
 class CapturedGraph(Protocol):
     """What `find_regions` and `deduplicate` receive: one capture of the model, a fresh copy
-    per call (DIF-1, DIF-40). Everything a pass with its own key needs is here; read nothing
+    per call (DIF-1, DIF-21). Everything a pass with its own key needs is here; read nothing
     else (a `Capture` has fxoracle-internal members, such as `torch_tracker`, which only the
     `torch` side reads and which is `None` in a plug-in's run).
 
@@ -63,7 +63,14 @@ class CapturedGraph(Protocol):
         the metadata: `call_site` is a `CallSite(filename, line, offset)` of the user's code
         at tracking time (`offset` the bytecode offset, so two calls on one line differ), and
         `global_state` the `GlobalState` it was keyed under (grad mode, autocast-relevant
-        flags, default dtype, ...). None for a node that was not keyed.
+        flags, default dtype, ...). None for a node that was not keyed. Both are frozen
+        dataclasses: hashable, equal by value.
+
+    What else a node does is fxoracle's one definition (spec chapter 09), which a pass may
+    import rather than guess: `reference.effects.node_effects.draws(node)` (it draws from the
+    global generator), `switch(node)` (the global state it switches: grad mode, autocast, ...,
+    or None) and `storage_of(value)` (the storage a tensor or fake tensor lives in, comparable
+    with `==`: views share their base's).
 
     Methods run in one state for both sides: grad mode on (unless the model file switched it
     off when imported), no inference mode, no autocast, no fake-tensor or other dispatch mode
@@ -140,6 +147,13 @@ class Deduplicates(Protocol):
         erase the regions it replaces, register subgraph modules, reorder. It must not change
         what the graph computes, nor mutate a graph input inside a subgraph (torch's runtime
         rejects that, CHK-15).
+
+        A call is torch's: `gm.register_module(name, body)` with `body` a `GraphModule` whose
+        output is a tuple, fetched by `fetch = gm.graph.get_attr(name)`, then
+        `call = gm.graph.call_function(torch.ops.higher_order.invoke_subgraph, (fetch, name,
+        *operands))` and one `operator.getitem(call, k)` per output. Body nodes carry
+        `meta["val"]` (the region's `example_value`), which torch's runtime reads. Region
+        names in `DedupOutput.groups` are those of the graph as given, before any edit.
         """
         ...
 
@@ -170,7 +184,7 @@ class Splits(Protocol):
         compute `gm` partition by partition. Receives a copy of the captured graph; raising
         (any exception) means "refused": it agrees with a refusing reference, and where the
         reference splits, its split is judged: right, the refusal is a `refusal` of a valid case
-        blamed on the plug-in; wrong, the reference is blamed (DIF-30). `NotImplementedError`
+        blamed on the plug-in; wrong, the reference is blamed (DIF-22). `NotImplementedError`
         means "this case is outside what I support" and skips it.
         """
         ...

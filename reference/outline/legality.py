@@ -198,6 +198,8 @@ def shared_storage(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> st
                 return f"{kind} {node.name} has no readable storage ({why})"
             own = sorted(db.classes(node))
             shared = next((seen[c] for c in own if c in seen), None)
+            if shared is not None and shared[1] is node:
+                return f"{kind} {node.name} is passed as two operands"
             if shared is not None:
                 return f"{shared[0]} {shared[1].name} and {kind} {node.name} share storage"
             seen.update(dict.fromkeys(own, (kind, node)))

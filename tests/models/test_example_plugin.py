@@ -15,7 +15,7 @@ from tests.support.corpus import corpus_files
 pytestmark = [pytest.mark.full_models, pytest.mark.filterwarnings("ignore")]
 
 
-@pytest.mark.spec("DIF-1", "DIF-6", "DIF-32")
+@pytest.mark.spec("DIF-1", "DIF-6", "DIF-24")
 def test_dif1_the_example_is_never_blamed_on_the_corpus_and_200_random_models() -> None:
     """Never blamed, and where it differs a free choice: every model agrees."""
     models = [load_model_file(p) for p in corpus_files()]

@@ -1,4 +1,4 @@
-"""What `CapturedGraph` documents is what a plug-in gets (spec chapter 08, DIF-40): mutation
+"""What `CapturedGraph` documents is what a plug-in gets (spec chapter 08, DIF-21): mutation
 facts in the flat-node-argument convention, each node's call site and global state, buckets
 with single nodes and placeholders, the state methods run in, and recompilation done for it."""
 
@@ -31,8 +31,8 @@ def _written(graph: CapturedGraph) -> dict[str, list[str]]:
     return found
 
 
-@pytest.mark.spec("DIF-40")
-def test_dif40_mutation_positions_index_the_flat_node_arguments() -> None:
+@pytest.mark.spec("DIF-21")
+def test_dif21_mutation_positions_index_the_flat_node_arguments() -> None:
     inputs = (torch.randn(4), torch.randn(4), torch.tensor([1, 2]))
     graph = capture(writes, inputs)  # chapter 11's exercise model
     by_target = {str(getattr(n.target, "__name__", n.target)): n.name for n in graph.gm.graph.nodes}
@@ -50,8 +50,8 @@ def _one_line(x: torch.Tensor) -> torch.Tensor:
     return a + b + c
 
 
-@pytest.mark.spec("DIF-40")
-def test_dif40_each_node_carries_its_call_site_and_global_state() -> None:
+@pytest.mark.spec("DIF-21")
+def test_dif21_each_node_carries_its_call_site_and_global_state() -> None:
     graph = capture(_one_line, (torch.randn(3, requires_grad=True),))
     nodes = {n.name: n for n in graph.gm.graph.nodes}
     origins = {name: graph.tracker.origin(n) for name, n in nodes.items()}
@@ -65,8 +65,8 @@ def test_dif40_each_node_carries_its_call_site_and_global_state() -> None:
     assert all(nodes[k].meta[ORIGIN_META] == o for k, o in origins.items() if o is not None)
 
 
-@pytest.mark.spec("DIF-40")
-def test_dif40_buckets_hold_single_nodes_and_placeholders() -> None:
+@pytest.mark.spec("DIF-21")
+def test_dif21_buckets_hold_single_nodes_and_placeholders() -> None:
     graph = capture(_one_line, (torch.randn(3, requires_grad=True),))
     buckets = graph.tracker.buckets().groups
     assert any(len(b) == 1 for b in buckets)
@@ -109,8 +109,8 @@ class _Probe:
         self.seen.append(_state())
 
 
-@pytest.mark.spec("DIF-40")
-def test_dif40_methods_run_with_grad_on_no_mode_and_need_not_recompile() -> None:
+@pytest.mark.spec("DIF-21")
+def test_dif21_methods_run_with_grad_on_no_mode_and_need_not_recompile() -> None:
     def twice(x: torch.Tensor) -> torch.Tensor:
         return x.sin() * 2 + x.cos() * 2
 

@@ -88,7 +88,7 @@ def test_dif3_agreement_where_torch_is_right() -> None:
     assert not [d for g in report.graphs for d in g.divergences], render_text(report)
 
 
-@pytest.mark.spec("DIF-4", "DIF-30")
+@pytest.mark.spec("DIF-4", "DIF-22")
 def test_dif4_b13_b4_and_grad_mode_switches_blame_torch() -> None:
     """B13 (wrong result), B4 (overlapping groups), SRT-8 (dedup moves a call across a
     grad-mode switch), B6 (split leaks grad mode), partition_affix KeyError (SPL-2)."""
@@ -201,7 +201,7 @@ BOTH_RIGHT = {
         "    h1 = block(x, x)\n    return h0, h1, block(h0, h1)\n\n\n"
         "example_inputs = (torch.randn(4, 8),)\n",
         "the reference refused group 0 region 0: RPL-8: inputs or outputs of the region share "
-        "storage (input l_x_ and input l_x_ share storage)",
+        "storage (input l_x_ is passed as two operands)",
     ),
     "grad_pin": (
         "def block(h, g):\n    return torch.tanh(h).sigmoid() * g\n\n\n"
@@ -226,7 +226,7 @@ BOTH_RIGHT = {
 }
 
 
-@pytest.mark.spec("DIF-4", "DIF-32", "DIF-33")
+@pytest.mark.spec("DIF-4", "DIF-24", "DIF-25")
 @pytest.mark.parametrize("name", sorted(BOTH_RIGHT))
 def test_dif4_both_right_divergence_says_why_the_reference_differs(
     name: str, tmp_path: Path
@@ -243,8 +243,8 @@ def test_dif4_both_right_divergence_says_why_the_reference_differs(
     report = run_diff([model], "torch", "dedup", strict_order=name != "aliased_operands")
     (found,) = report.graphs[0].divergences
     assert found.wrong == "neither" and found.detail.endswith(reason), found.detail
-    assert "; both correct; both compute the original; " in found.detail  # DIF-33
-    assert not report.fails and report.agree  # DIF-32
+    assert "; both correct; both compute the original; " in found.detail  # DIF-25
+    assert not report.fails and report.agree  # DIF-24
     if name != "aliased_operands":  # only the order differs, and it is free (DIF-3)
         assert not run_diff([model], "torch", "dedup").graphs[0].divergences
 

@@ -1,4 +1,4 @@
-"""What a divergence is called and when a model agrees (spec chapter 08, DIF-30 to DIF-34): a
+"""What a divergence is called and when a model agrees (spec chapter 08, DIF-22 to DIF-26): a
 split that raises refuses, each component reports only its kinds, free choices alone agree and
 say why, and split partitions in another valid order show only with `--strict-order`. The
 plug-ins are `tests/support/plugins.py`."""
@@ -67,8 +67,8 @@ def _grad_graph() -> torch.fx.GraphModule:
     return torch.fx.GraphModule(torch.nn.Module(), g)
 
 
-@pytest.mark.spec("DIF-30")
-def test_dif30_a_plug_in_refusing_a_valid_split_is_blamed_for_a_refusal() -> None:
+@pytest.mark.spec("DIF-22")
+def test_dif22_a_plug_in_refusing_a_valid_split_is_blamed_for_a_refusal() -> None:
     """Raising refuses, as the contract says: never a `crash`; the reference's split is right,
     so the plug-in refused a case that can be split, and is blamed, with its traceback."""
     report = run_diff(_two(), f"{PLUGINS}:Refuses", "split")
@@ -84,9 +84,9 @@ def test_dif30_a_plug_in_refusing_a_valid_split_is_blamed_for_a_refusal() -> Non
     assert report.fails
 
 
-@pytest.mark.spec("DIF-30")
+@pytest.mark.spec("DIF-22")
 @pytest.mark.parametrize("against", ["torch", f"{PLUGINS}:Refuses", f"{PLUGINS}:Scales"])
-def test_dif30_both_refusing_agree_and_a_wrong_split_is_blamed_over_a_refusal(
+def test_dif22_both_refusing_agree_and_a_wrong_split_is_blamed_over_a_refusal(
     against: str,
 ) -> None:
     """The reference refuses decreasing ids across a grad-mode switch: torch and the refusing
@@ -104,18 +104,18 @@ def test_dif30_both_refusing_agree_and_a_wrong_split_is_blamed_over_a_refusal(
 
 
 def _spec_kinds() -> dict[str, set[str]]:
-    """DIF-31's table of kinds per component, as the spec writes it."""
+    """DIF-23's table of kinds per component, as the spec writes it."""
     text = (SPECS / "08-oracle.md").read_text()
-    section = text.split("### DIF-31 ", 1)[1].split("### ", 1)[0]
+    section = text.split("### DIF-23 ", 1)[1].split("### ", 1)[0]
     rows = re.findall(r"^\| (tracker|dedup|sort|split) \| ([a-z, -]+) \|$", section, re.M)
     return {component: set(kinds.split(", ")) for component, kinds in rows}
 
 
-@pytest.mark.spec("DIF-31")
-def test_dif31_the_table_is_the_code_s() -> None:
+@pytest.mark.spec("DIF-23")
+def test_dif23_the_table_is_the_code_s() -> None:
     code = {str(c): {str(k) for k in KINDS[c]} for c in Component}
     assert _spec_kinds() == code
-    with pytest.raises(AssertionError, match="DIF-31: split cannot diverge by order"):
+    with pytest.raises(AssertionError, match="DIF-23: split cannot diverge by order"):
         Divergence(Component.SPLIT, Kind.ORDER, Blame.NEITHER, "", "x")
 
 
@@ -125,8 +125,8 @@ def _kinds_seen(report: DiffReport) -> set[tuple[Component | None, Kind]]:
     return {(d.component, d.kind) for d in found}
 
 
-@pytest.mark.spec("DIF-31")
-def test_dif31_every_kind_produced_is_in_the_table() -> None:
+@pytest.mark.spec("DIF-23")
+def test_dif23_every_kind_produced_is_in_the_table() -> None:
     """The corpus against torch (every component), the planted plug-ins on the corpus and on
     the random models that catch them, and the test splitters: every kind each component
     produced is in its row (a kind outside would be an oracle-error: `Divergence` asserts)."""
@@ -145,13 +145,13 @@ def test_dif31_every_kind_produced_is_in_the_table() -> None:
     assert produced[Component.TRACKER] >= {Kind.REGIONS} and Kind.ORDER in produced[Component.SORT]
 
 
-@pytest.mark.spec("DIF-31")
+@pytest.mark.spec("DIF-23")
 @pytest.mark.parametrize(
     ("splitter", "blame"),
     [("WrongGetitem", Blame.OTHER), ("WrongSignature", Blame.OTHER),
      ("PermutesSignature", Blame.NEITHER)],
 )  # fmt: skip
-def test_dif31_a_wrong_getitem_and_a_permuted_signature_are_graph_divergences(
+def test_dif23_a_wrong_getitem_and_a_permuted_signature_are_graph_divergences(
     splitter: str, blame: Blame
 ) -> None:
     """A getitem taking output 1 instead of 0 was reported as `order`: it is `graph`, blamed
@@ -162,8 +162,8 @@ def test_dif31_a_wrong_getitem_and_a_permuted_signature_are_graph_divergences(
     assert thirds and {(d.kind, d.blame) for d in thirds} == {(Kind.GRAPH, blame)}
 
 
-@pytest.mark.spec("DIF-31", "DIF-3")
-def test_dif31_order_only_where_only_the_order_differs() -> None:
+@pytest.mark.spec("DIF-23", "DIF-3")
+def test_dif23_order_only_where_only_the_order_differs() -> None:
     """SRT-10 with autocast: torch's dedup graph holds the reference's nodes in another order
     (a call sorted out of its autocast block): `order`, blamed on torch."""
     report = run_diff([load_model_file(CORPUS_DIR / "own_autocast_back_to_back.py")], "torch",
@@ -175,8 +175,8 @@ def _free(component: Component, kind: Kind, blame: Blame = Blame.NEITHER) -> Div
     return Divergence(component, kind, blame, "x; both correct; y", "mine")
 
 
-@pytest.mark.spec("DIF-32")
-def test_dif32_free_choices_alone_agree() -> None:
+@pytest.mark.spec("DIF-24")
+def test_dif24_free_choices_alone_agree() -> None:
     free = (_free(Component.DEDUP, Kind.GRAPH), *[_free(Component.SORT, Kind.ORDER)] * 3)
     agreeing = GraphDiff("m.py", free)
     report = DiffReport("mine", (Component.DEDUP, Component.SORT), (), (agreeing,))
@@ -193,8 +193,8 @@ def test_dif32_free_choices_alone_agree() -> None:
         assert isinstance(summary, dict) and summary["agree"] == 1
 
 
-@pytest.mark.spec("DIF-32")
-def test_dif32_the_example_plug_in_agrees_on_the_command_line(
+@pytest.mark.spec("DIF-24")
+def test_dif24_the_example_plug_in_agrees_on_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """random_0_2: the example sorts in another valid order: listed free choices, `agree:
@@ -214,10 +214,10 @@ def test_dif32_the_example_plug_in_agrees_on_the_command_line(
 REASON = re.compile(r"; both correct; (.+)$")
 
 
-@pytest.mark.spec("DIF-33")
-def test_dif33_every_free_choice_says_why() -> None:
+@pytest.mark.spec("DIF-25")
+def test_dif25_every_free_choice_says_why() -> None:
     """The example against the reference on random models: every `neither` line ends with a
-    reason, per component what DIF-33's table promises."""
+    reason, per component what DIF-25's table promises."""
     found = _found(run_diff([], EXAMPLE, "all", random=12, seed=0))
     free = [d for d in found if d.blame is Blame.NEITHER]
     assert {d.component for d in free} == {Component.DEDUP, Component.SORT}
@@ -232,8 +232,8 @@ def test_dif33_every_free_choice_says_why() -> None:
             assert re.match(r"orders differ at position \d+: reference \w+, ", d.detail)
 
 
-@pytest.mark.spec("DIF-33")
-def test_dif33_fewer_groups_name_the_groups_missing() -> None:
+@pytest.mark.spec("DIF-25")
+def test_dif25_fewer_groups_name_the_groups_missing() -> None:
     report = run_diff([load_model_file(CORPUS_DIR / "t01_single_region_group.py")],
                       f"{PLUGINS}:FewerGroups", "tracker")  # fmt: skip
     (d,) = _found(report)
@@ -245,8 +245,8 @@ def test_dif33_fewer_groups_name_the_groups_missing() -> None:
     )
 
 
-@pytest.mark.spec("DIF-34", "DIF-3")
-def test_dif34_partitions_in_another_order_are_shown_only_with_strict_order() -> None:
+@pytest.mark.spec("DIF-26", "DIF-3")
+def test_dif26_partitions_in_another_order_are_shown_only_with_strict_order() -> None:
     """`each` makes sin and cos independent partitions: torch's LIFO order calls cos first,
     the plug-in sin. The same meaning: no divergence; with `--strict-order`, a free choice
     with its reason."""

@@ -109,7 +109,7 @@ def test_dif5_split_policies() -> None:
         partition_ids("nope", gm)
 
 
-@pytest.mark.spec("DIF-4", "DIF-30")
+@pytest.mark.spec("DIF-4", "DIF-22")
 def test_dif4_b7_keep_original_order_keyerror_blames_torch() -> None:
     """torch's split raises where the reference's is right: a refusal of a valid case."""
     sides = make_sides("torch", "split")

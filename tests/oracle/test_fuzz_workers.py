@@ -156,7 +156,7 @@ def test_dif13_a_local_ray_cluster_finds_what_one_process_finds(
 @pytest.mark.spec("DIF-13")
 def test_dif13_a_model_leaves_no_autocast_behind() -> None:
     """torch's split of random_0_4 raises inside the graph's autocast region (a refusal,
-    DIF-30), so its `_exit_autocast` never runs: without `torch_modes_kept`, the models diffed
+    DIF-22), so its `_exit_autocast` never runs: without `torch_modes_kept`, the models diffed
     after it in this process would run under autocast (random_0_19's dedup divergence
     disappeared)."""
     assert not torch.is_autocast_enabled("cpu")

@@ -109,7 +109,7 @@ def test_dif7_a_random_divergence_shrinks_to_a_failing_repro(tmp_path: Path) -> 
     assert "    return " in shrunk  # the model keeps its output
 
 
-@pytest.mark.spec("DIF-9", "DIF-30")
+@pytest.mark.spec("DIF-9", "DIF-22")
 def test_dif9_a_small_campaign_never_crashes_and_writes_findings(tmp_path: Path) -> None:
     out = tmp_path / "findings.json"
     campaign = run_campaign(5.0, 0, out, max_models=6)
@@ -121,7 +121,7 @@ def test_dif9_a_small_campaign_never_crashes_and_writes_findings(tmp_path: Path)
         assert finding["source"].startswith('"""A generated model')
         fields = set(finding["divergence"])
         assert {"component", "kind", "wrong", "detail"} <= fields
-        # DIF-12: a traceback only where a side raised; in split, raising refuses (DIF-30)
+        # DIF-12: a traceback only where a side raised; in split, raising refuses (DIF-22)
         kind, detail = finding["divergence"]["kind"], finding["divergence"]["detail"]
         raised = kind == "crash" or (kind == "refusal" and "] reference refused" not in detail)
         assert ("traceback" in fields) == raised

@@ -1,4 +1,4 @@
-"""Plug-ins for the oracle's tests (spec chapter 08, DIF-30 to DIF-34): splitters, an honest
+"""Plug-ins for the oracle's tests (spec chapter 08, DIF-22 to DIF-26): splitters, an honest
 one that calls partitions in another valid order, one that refuses everything, one whose output
 is wrong, and the reference's split with one edit each, right (a permuted signature, the calls'
 arguments permuted with it) or wrong (a permuted signature alone, a getitem taking another
@@ -42,7 +42,7 @@ class OtherOrder:
 
 
 class Refuses:
-    """Refuses every split, by raising (DIF-30)."""
+    """Refuses every split, by raising (DIF-22)."""
 
     def split(
         self, gm: torch.fx.GraphModule, callback: Callback, keep_original_order: bool,

@@ -1,4 +1,4 @@
-"""Canonical forms for the differential oracle (spec chapter 08, DIF-3, DIF-4, DIF-31).
+"""Canonical forms for the differential oracle (spec chapter 08, DIF-3, DIF-4, DIF-23).
 
 The canonical form is the positional form `--strict-order` compares (the meaning form is
 `checker.oracle.compare.meaning`). It forgets what carries no meaning: node names (a node
@@ -7,7 +7,7 @@ a subgraph that nothing uses (torch leaves one for a fully refused group, RPL-5)
 does: ops, targets (printed by `qualified_name`), constants (by `repr`, so `0.5` and `2.0`
 differ), the wiring, the node order, and every `GraphModule` child the graph uses, by attribute
 name. The *order-free* form (`order_free`) forgets the node order too: two graphs whose
-order-free forms are equal differ only in order (the kind `order`, DIF-31).
+order-free forms are equal differ only in order (the kind `order`, DIF-23).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def first_difference(a: CanonGraph, b: CanonGraph, labels: tuple[str, str]) -> s
 
 
 def only_order_differs(a: torch.fx.GraphModule, b: torch.fx.GraphModule) -> bool:
-    """The same nodes, wired the same, in another order (DIF-31): equal multisets of
+    """The same nodes, wired the same, in another order (DIF-23): equal multisets of
     `order_free` forms, in one table. A node whose constant, target or wiring differs (a wrong
     getitem index, a permuted signature) differs."""
     table: dict[Hashable, int] = {}

@@ -21,13 +21,13 @@ from reference.errors import describe, first_line
 
 
 class Kind(StrEnum):
-    """What differs; `KINDS` says which a component can produce (DIF-31)."""
+    """What differs; `KINDS` says which a component can produce (DIF-23)."""
 
     REGIONS = "regions"  # different region groups
     GRAPH = "graph"  # different graphs: other nodes, wiring, constants or signatures
     ORDER = "order"  # the same nodes, wired the same, in another order
     CRASH = "crash"  # a side raised where the other did not, or its output raised when run
-    REFUSAL = "refusal"  # a splitter refused (raised) where the other split (DIF-30)
+    REFUSAL = "refusal"  # a splitter refused (raised) where the other split (DIF-22)
     CONTRACT = "contract"  # a plug-in broke the plug-in contract (wrong type, erased nodes...)
     ORACLE_ERROR = "oracle-error"  # fxoracle itself raised: a bug of fxoracle (DIF-9)
 
@@ -39,7 +39,7 @@ KINDS: Mapping[Component | None, frozenset[Kind]] = {
     Component.SORT: _ALWAYS | {Kind.ORDER},
     Component.SPLIT: _ALWAYS | {Kind.GRAPH, Kind.REFUSAL},
     None: frozenset({Kind.ORACLE_ERROR}),  # before any component ran
-}  # the kinds each component can produce: spec 08's table (DIF-31)
+}  # the kinds each component can produce: spec 08's table (DIF-23)
 
 
 class Blame(StrEnum):
@@ -133,7 +133,7 @@ class Divergence:
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS[self.component], (
-            f"DIF-31: {self.component or 'all'} cannot diverge by {self.kind}"
+            f"DIF-23: {self.component or 'all'} cannot diverge by {self.kind}"
         )
 
     @property

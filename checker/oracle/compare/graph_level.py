@@ -1,5 +1,5 @@
 """The graph-level components, sort and split, run on fixed cases of the captured graph (spec
-chapter 08, DIF-4, DIF-5, DIF-30, DIF-34).
+chapter 08, DIF-4, DIF-5, DIF-22, DIF-26).
 
 `sort_case` has both sides sort their own scrambled copy (`checker.oracle.sides.cases`) with the
 same deps and compares the orders by node names; an order is wrong if a node precedes a
@@ -159,7 +159,7 @@ def _split_divergence(
         crash = Blamed(Blame.REFERENCE, f"reference {ours}", Evidence(raised=ours.raised))
         return [divergence(sides, Component.SPLIT, Kind.CRASH, crash, str(case))]
     if isinstance(ours, Failure) and isinstance(theirs, Failure):
-        return []  # both refuse (DIF-30)
+        return []  # both refuse (DIF-22)
     if isinstance(ours, Failure) or isinstance(theirs, Failure):
         return [_refusal(outs, gm, inputs, sides, case)]
     if same_output(ours, theirs, sides.strict_order):
@@ -174,7 +174,7 @@ def _split_divergence(
 
 
 def _why_splits_differ(ours: torch.fx.GraphModule, theirs: torch.fx.GraphModule, label: str) -> str:
-    """Why two right splits differ (DIF-33, DIF-34): the same partitions called in another
+    """Why two right splits differ (DIF-25, DIF-26): the same partitions called in another
     order (the reference calls them in torch's, SPL-7), or only that both compute `gm`."""
     if only_order_differs(ours, theirs):
         return (
@@ -188,7 +188,7 @@ def _refusal(
     outs: tuple[SplitOut, SplitOut], gm: torch.fx.GraphModule, inputs: tuple[object, ...],
     sides: Sides, case: SplitCase,
 ) -> Divergence:  # fmt: skip
-    """One side refused (raised) where the other split: the split is judged on its own (DIF-30).
+    """One side refused (raised) where the other split: the split is judged on its own (DIF-22).
     Right: the refuser refused a case that can be split, and is blamed; wrong: the splitter is
     blamed, the refusal stands; unknown: no verdict."""
     ours, theirs = outs

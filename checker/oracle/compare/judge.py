@@ -229,6 +229,6 @@ def blame(ours: Judgement, theirs: Judgement, label: str, difference: str) -> Bl
 
 
 def free_choice(difference: str, why: str, evidence: Evidence = NO_EVIDENCE) -> Blamed:
-    """Both sides right: a free choice, `neither` to blame, with why the two differ (DIF-33)."""
-    assert why, "DIF-33: a free choice says why both are right"
+    """Both sides right: a free choice, `neither` to blame, with why the two differ (DIF-25)."""
+    assert why, "DIF-25: a free choice says why both are right"
     return Blamed(Blame.NEITHER, f"{difference}; both correct; {why}", evidence)

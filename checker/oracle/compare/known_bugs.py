@@ -107,7 +107,7 @@ def _torch_rule(rule: str) -> Matches:
 
 def _no_binder(d: Divergence) -> bool:
     """`split_module`'s `symbol_to_node[s]` fails: `KeyError: s25` names a size symbol (a
-    split that raises refuses, DIF-30)."""
+    split that raises refuses, DIF-22)."""
     raised = d.evidence.raised
     if d.kind is not Kind.REFUSAL or raised is None or raised.type != "KeyError":
         return False

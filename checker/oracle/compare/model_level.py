@@ -19,6 +19,7 @@ from functools import cached_property, partial
 import torch
 import torch.fx
 
+from checker.io.reports import plural
 from checker.oracle.compare.canon import (
     CanonGraph,
     canonical_graph,
@@ -138,7 +139,7 @@ def _both_valid(
     subject: Subject, groups: tuple[RegionGroups, RegionGroups], label: str, sizes: str
 ) -> Blamed:
     """Two valid groupings: which groups one side has that the other lacks, and, when the
-    other's key merges unequal nodes, the first pair it merges (TRK-5) (DIF-33)."""
+    other's key merges unequal nodes, the first pair it merges (TRK-5) (DIF-25)."""
     why = f"{group_difference(*groups, label)}; {VALID_GROUPS}"
     merged = bucket_faults(subject.graph.gm, _their_buckets(subject))
     if not merged:
@@ -215,7 +216,7 @@ def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
 
 
 def _outlined(ours: DedupOutput, theirs: DedupOutput, label: str, reordered: bool) -> str:
-    """Why two right graphs differ, as far as the graphs tell (DIF-33): the same nodes in
+    """Why two right graphs differ, as far as the graphs tell (DIF-25): the same nodes in
     another order, or how many groups and calls each side outlined."""
     if reordered:
         return "both compute the original; the same nodes in another valid order"
@@ -231,7 +232,7 @@ def _called(gm: torch.fx.GraphModule) -> str:
     groups = len({str(c.args[0].target) for c in calls if isinstance(c.args[0], Node)})
     if not groups:
         return "no group"
-    return f"{groups} group{'' if groups == 1 else 's'} ({len(calls)} calls)"
+    return f"{plural(groups, 'group')} ({plural(len(calls), 'call')})"
 
 
 def _same_form(
@@ -274,7 +275,8 @@ def _why_they_differ(
         return [], evidence
     why: list[str] = []
     if not isinstance(found, Failure) and ours.groups != found.groups and found.groups:
-        why.append("they outlined different region groups (see tracker)")
+        see = " (see tracker)" if Component.TRACKER in subject.sides.components else ""
+        why.append(f"they outlined different region groups{see}")
     if ours.refusals:
         why.append(f"the reference refused {ours.refusals[0]}")
         evidence = replace(evidence, refused=ours.refused[0], refusals=ours.refused)

@@ -87,7 +87,7 @@ def _diff_model(
 
 class DiffBar(Bar):
     """The diff's `Progress`: models diffed, the model just done, `diverge=` (models that do
-    not agree: a difference other than a free choice, DIF-32) and `fail=` (models where a side
+    not agree: a difference other than a free choice, DIF-24) and `fail=` (models where a side
     is blamed or fxoracle failed: the exit status's count)."""
 
     def __init__(self, out: TextIO | None = None, enabled: bool | None = None) -> None:

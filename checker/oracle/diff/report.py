@@ -1,5 +1,5 @@
 """The report of `fxoracle diff`: every model's divergences and repros, as text or JSON (spec
-chapter 08, DIF-10, DIF-11, DIF-12, DIF-32). A model agrees when every difference is a free
+chapter 08, DIF-10, DIF-11, DIF-12, DIF-24). A model agrees when every difference is a free
 choice (both sides right); the free choices are still listed."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class GraphDiff:
 
     @property
     def agree(self) -> bool:
-        """No difference but free choices: both sides right wherever they differ (DIF-32)."""
+        """No difference but free choices: both sides right wherever they differ (DIF-24)."""
         return all(d.blame is Blame.NEITHER for d in self.divergences)
 
     def verdict(self) -> str:
@@ -58,7 +58,7 @@ class DiffReport:
 
     @property
     def agree(self) -> bool:
-        """Every graph agrees: its only differences are free choices (DIF-32)."""
+        """Every graph agrees: its only differences are free choices (DIF-24)."""
         return all(g.agree for g in self.graphs)
 
     @property
@@ -85,7 +85,7 @@ class DiffReport:
 
 
 def summary(graphs: Sequence[GraphDiff]) -> dict[str, object]:
-    """Counts: graphs, agreeing graphs (free choices only, DIF-32), divergences by blamed side
+    """Counts: graphs, agreeing graphs (free choices only, DIF-24), divergences by blamed side
     and by component."""
     found = [d for g in graphs for d in g.divergences]
     return {"graphs": len(graphs), "agree": sum(g.agree for g in graphs),
@@ -95,7 +95,7 @@ def summary(graphs: Sequence[GraphDiff]) -> dict[str, object]:
 
 
 def render_text(report: DiffReport, debug: bool = False) -> str:
-    """One line per graph (`agree`, with the free choices counted, or `DIVERGE`: DIF-32), one
+    """One line per graph (`agree`, with the free choices counted, or `DIVERGE`: DIF-24), one
     indented line per divergence, then the verdict; with `debug`, the traceback of every
     exception a side raised (DIF-12)."""
     ran = ", ".join(report.components)

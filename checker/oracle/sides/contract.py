@@ -67,7 +67,7 @@ def dedup_output(value: object, graph: torch.fx.Graph) -> DedupOutput:
         raise ContractError(f"deduplicate returned DedupOutput.transformed = "
                             f"{_what(value.transformed)}, not a GraphModule")  # fmt: skip
     region_groups(value.groups, graph, "deduplicate: DedupOutput.groups")
-    for module in value.transformed.modules():  # DIF-40: a pass need not recompile
+    for module in value.transformed.modules():  # DIF-21: a pass need not recompile
         if isinstance(module, torch.fx.GraphModule):
             module.recompile()
     return value
