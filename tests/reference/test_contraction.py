@@ -46,10 +46,11 @@ def test_rpl25_regions_convex_alone_but_cyclic_together() -> None:
     assert Contraction(gm.graph, {}).cycle(group) == (0, "region 0 -> region 1 -> region 0")
 
 
-@pytest.mark.spec("RPL-25", "SRT-5")
+@pytest.mark.spec("RPL-25", "SRT-5", "CHK-11")
 def test_rpl25_crossed_regions_are_refused_and_the_pass_never_raises() -> None:
     """Chapter 02's crossed regions through the ungated pass: refused with RPL-25 (torch's pass
-    fails its sort here, N9), the graph unchanged and still computing what it did."""
+    fails its sort here, N10), the graph unchanged and still computing what it did; CHK-11's
+    retirement rests on this (no gate is needed for the sort to succeed)."""
     gm, _ = crossing()
     x = (torch.randn(3), torch.randn(3))
     want = gm(*x)
