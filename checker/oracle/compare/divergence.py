@@ -97,8 +97,7 @@ class Evidence:
     run: RunFault | None = None  # a run of its output differs from the original's
     violated: str = ""  # the checker obligation its output violates (`CHK-4`)
     fault: RegionFault | None = None  # what is wrong with its region groups, or its key's
-    refused: str = ""  # the invariant of the reference's first refusal (`RPL-8`)
-    refusals: tuple[str, ...] = ()  # the invariants of all the reference's refusals, in order
+    refusals: tuple[str, ...] = ()  # the invariants of the reference's refusals, in order
     torch_rules: tuple[str, ...] = ()  # `Policy` fields with which the reference gives its graph
     same_meaning: bool = False  # both outputs mean the same; a run tells them apart
 

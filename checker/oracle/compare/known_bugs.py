@@ -78,8 +78,9 @@ def _same_meaning(d: Divergence) -> bool:
 
 
 def _refused(invariant: str) -> Matches:
-    """The reference refused the region by `invariant` where the other side outlined it."""
-    return lambda d: d.evidence.refused == invariant
+    """The reference's first refusal is by `invariant`, where the other side outlined the
+    region."""
+    return lambda d: d.evidence.refusals[:1] == (invariant,)
 
 
 def _taken_over(d: Divergence) -> bool:

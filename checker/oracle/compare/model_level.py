@@ -195,7 +195,7 @@ def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
     if isinstance(ours, Failure) or isinstance(theirs, Failure):
         blamed = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label,
                        "the pass crashed")  # fmt: skip
-        blamed = _with_refusals(ours, blamed)
+        blamed = replace(blamed, evidence=_with_refusals(ours, blamed.evidence))
         error = theirs.error if isinstance(theirs, Failure) else None
         return [divergence(sides, Component.DEDUP, Kind.CRASH, blamed, error=error)]
     if same_output(ours.transformed, theirs.transformed, sides.strict_order):
@@ -256,12 +256,11 @@ def _same_form(
     return [divergence(sides, Component.DEDUP, Kind.CRASH if crash else Kind.GRAPH, blamed)]
 
 
-def _with_refusals(ours: ReferenceOutput | Failure, blamed: Blamed) -> Blamed:
-    """`blamed` with the invariants of the reference's refusals in its evidence (DIF-11)."""
-    if isinstance(ours, Failure) or not ours.refused:
-        return blamed
-    why = replace(blamed.evidence, refused=ours.refused[0], refusals=ours.refused)
-    return replace(blamed, evidence=why)
+def _with_refusals(ours: ReferenceOutput | Failure, evidence: Evidence) -> Evidence:
+    """`evidence` with the invariants of the reference's refusals (DIF-11)."""
+    if isinstance(ours, Failure):
+        return evidence
+    return replace(evidence, refusals=ours.refused)
 
 
 def _why_they_differ(
@@ -279,7 +278,7 @@ def _why_they_differ(
         why.append(f"they outlined different region groups{see}")
     if ours.refusals:
         why.append(f"the reference refused {ours.refusals[0]}")
-        evidence = replace(evidence, refused=ours.refused[0], refusals=ours.refused)
+        evidence = _with_refusals(ours, evidence)
     for policy in fewest_torch_rules():
         rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), policy))
         if isinstance(rerun, DedupOutput) and canonical_graph(rerun.transformed) == theirs:
