@@ -1,0 +1,126 @@
+"""`fxoracle verify --html`: a page a person reads (spec chapter 06, CHK-10): the verdict as a
+worded badge first, one row per obligation (violated and unknown first, open), each group's
+fate, the graph before and after, timings; no repr, identical between runs but for timings.
+A planted broken transformation gives the violated page (checker/tools/render/); the
+screenshot of it is in `test_html_report.py`."""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import re
+from pathlib import Path
+
+import pytest
+import torch.fx
+
+from checker.proof.check import check_transformation
+from checker.proof.verdict import Violated
+from checker.tools.render.html_report import group_colour, verify_page
+from checker.tools.render.report_parts import SECTIONS, SPEC
+from checker.tools.verify import VerifyReport, load_graph, verify_capture
+from reference.torch_version import TORCH
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "tests" / "corpus" / "d03_multiple_subgraphs.py"
+TIMES = re.compile(r'<td class="time">[^<]*</td>')
+
+
+def verified(name: str = "d03_multiple_subgraphs.py") -> VerifyReport:
+    return verify_capture(name, load_graph(MODEL))
+
+
+def planted(report: VerifyReport) -> VerifyReport:
+    """`report` with a bug planted in its deduplicated module (subgraph_0's `x + 1` becomes
+    `x - 1`) and the module checked again: a violated report, as a broken pass gives."""
+    r = report.result
+    sub = r.transformed.get_submodule("subgraph_0")
+    assert isinstance(sub, torch.fx.GraphModule)
+    node = next(n for n in sub.graph.nodes if n.target is operator.add)
+    node.target = operator.sub
+    sub.recompile()
+    r.transformed.recompile()
+    check = check_transformation(r.original, r.transformed, extra_deps=r.dedup.extra_deps)
+    return dataclasses.replace(report, result=dataclasses.replace(r, check=check))
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return verify_page(verified())
+
+
+@pytest.fixture(scope="module")
+def broken() -> tuple[VerifyReport, str]:
+    report = planted(verified("planted.py"))
+    return report, verify_page(report)
+
+
+@pytest.mark.spec("CHK-10")
+def test_chk10_the_page_is_identical_between_runs_but_for_timings(page: str) -> None:
+    again = verify_page(verified())
+    assert len(TIMES.findall(page)) == 5  # capture, expand, dedup, check, total
+    assert page != again or TIMES.findall(page) == TIMES.findall(again)
+    assert TIMES.sub("", page) == TIMES.sub("", again)
+
+
+@pytest.mark.spec("CHK-10")
+def test_chk10_no_repr_reaches_the_page(page: str, broken: tuple[VerifyReport, str]) -> None:
+    for text in (page, broken[1]):
+        for opener in ("{&quot;", "[&quot;", "{&#x27;", "[&#x27;", "{'", "['"):
+            assert opener not in text
+
+
+def test_the_verdict_comes_first_as_a_worded_badge(page: str) -> None:
+    assert page.index('class="badge ok">OK</span> every obligation holds') < page.index("Summary")
+    for row in ("model</th><td>d03_multiple_subgraphs.py", f"torch</th><td>{TORCH.label}",
+                "device</th><td>cpu", "nodes before</th><td>34", "nodes after</th><td>21",
+                "region groups</th><td>2", "invoke calls</th><td>5"):  # fmt: skip
+        assert row in page
+    assert "<th>subgraph_0</th><td>8 nodes</td>" in page  # a mapping is a table
+
+
+def test_each_obligation_is_a_row_linking_to_its_section(page: str) -> None:
+    rows = re.findall(r'<tr class="(\w+)" data-obligation="(CHK-\d+)"><td><a href="([^"]+)"', page)
+    assert [(v, i) for v, i, _ in rows] == [("holds", i) for i in SECTIONS]
+    assert all(href == f"{SPEC}#{SECTIONS[i]}" for _, i, href in rows)
+
+
+def test_spec_sections_are_the_spec_headings() -> None:
+    """Each link's anchor is GitHub's anchor of that obligation's heading in the spec."""
+    headings = re.findall(r"^### ((CHK-\d+) .*)$", (ROOT / SPEC).read_text(), re.MULTILINE)
+    anchors = {i: re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h, i in headings}
+    assert {i: anchors[i] for i in SECTIONS} == SECTIONS
+
+
+def test_violated_rows_come_first_open_with_the_witness(broken: tuple[VerifyReport, str]) -> None:
+    report, text = broken
+    assert not report.ok
+    violated = [o for o in report.result.check.obligations if isinstance(o.verdict, Violated)]
+    assert {o.id for o in violated} >= {"CHK-3", "CHK-6"}
+    rows = re.findall(r'<tr class="(\w+)" data-obligation', text)
+    assert rows[: len(violated)] == ["violated"] * len(violated)
+    assert "holds" not in rows[: len(violated)]
+    assert text.index('class="badge not-ok">NOT OK') < text.index("Summary")
+    for o in violated:
+        assert isinstance(o.verdict, Violated)
+        witness = o.verdict.witness.replace("&", "&amp;").replace("<", "&lt;")
+        assert f"<details open><summary>witness</summary><pre>{witness.replace('>', '&gt;')}" in (
+            text.replace("&#x27;", "'").replace("&quot;", '"')
+        )
+
+
+def test_groups_show_each_region_fate_and_the_refused_steps(page: str) -> None:
+    assert page.count('<section class="group"') == 2
+    assert "by invoke_subgraph_4 (subgraph_1)" in page
+    assert page.count('class="badge replaced">REPLACED') == 5
+    assert "<b>EXP-7</b>: the candidate is shared" in page  # a refused step, its id in bold
+    assert "x0 is also region 0&#x27;s candidate" in page  # and what differed
+
+
+def test_regions_share_their_colour_before_and_after(page: str) -> None:
+    before = page.split('data-drawing="original"')[1].split("</svg>")[0]
+    after = page.split('data-drawing="deduplicated"')[1].split("</svg>")[0]
+    for g in range(2):
+        assert f"fill: {group_colour(g)}" in before
+        assert f"fill: {group_colour(g)}" in after  # the calls that replaced the regions
+    assert page.index('data-drawing="deduplicated"') < page.index("<h2>Subgraphs</h2>")
