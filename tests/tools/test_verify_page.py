@@ -7,6 +7,7 @@ screenshot of it is in `test_html_report.py`."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import operator
 import re
 from pathlib import Path
@@ -15,9 +16,10 @@ import pytest
 import torch.fx
 
 from checker.proof.check import check_transformation
-from checker.proof.verdict import Violated
+from checker.proof.report import ACYCLIC, SHAPES, WELL_FORMED, Report, obligation
+from checker.proof.verdict import Holds, Unknown, Violated
 from checker.tools.render.html_report import group_colour, verify_page
-from checker.tools.render.report_parts import SECTIONS, SPEC
+from checker.tools.render.report_parts import SECTIONS, SPEC, obligations_table
 from checker.tools.verify import VerifyReport, load_graph, verify_capture
 from reference.torch_version import TORCH
 
@@ -103,10 +105,8 @@ def test_violated_rows_come_first_open_with_the_witness(broken: tuple[VerifyRepo
     assert text.index('class="badge not-ok">NOT OK') < text.index("Summary")
     for o in violated:
         assert isinstance(o.verdict, Violated)
-        witness = o.verdict.witness.replace("&", "&amp;").replace("<", "&lt;")
-        assert f"<details open><summary>witness</summary><pre>{witness.replace('>', '&gt;')}" in (
-            text.replace("&#x27;", "'").replace("&quot;", '"')
-        )
+        witness = html.escape(o.verdict.witness)  # in full
+        assert f"<details open><summary>witness</summary><pre>{witness}</pre>" in text
 
 
 def test_groups_show_each_region_fate_and_the_refused_steps(page: str) -> None:
@@ -124,3 +124,33 @@ def test_regions_share_their_colour_before_and_after(page: str) -> None:
         assert f"fill: {group_colour(g)}" in before
         assert f"fill: {group_colour(g)}" in after  # the calls that replaced the regions
     assert page.index('data-drawing="deduplicated"') < page.index("<h2>Subgraphs</h2>")
+
+
+def test_rows_go_violated_unknown_holds_and_a_model_is_a_table() -> None:
+    shapes = Violated("call_1 operand 0: s0 != 3", (("s0", 4),))
+    report = Report((obligation(WELL_FORMED, Holds("on the CPU")),
+                     obligation(ACYCLIC, Unknown("solver timeout after 2000 ms")),
+                     obligation(SHAPES, shapes)))  # fmt: skip
+    table = obligations_table(report)
+    rows = re.findall(r'<tr class="(\w+)" data-obligation="(CHK-\d+)"', table)
+    assert rows == [("violated", "CHK-5"), ("unknown", "CHK-2"), ("holds", "CHK-1")]
+    assert "<pre>call_1 operand 0: s0 != 3</pre>" in table
+    assert '<table class="kv"><tr><th>s0</th><td>4</td></tr></table>' in table
+    assert "<details open><summary>reason</summary><pre>solver timeout after 2000 ms</pre>" in table
+    assert "<td>on the CPU</td>" in table
+    assert 'class="badge unknown">UNKNOWN</span>' in table
+
+
+def test_a_refused_region_shows_its_id_and_what_differed() -> None:
+    """`input_mutation.py`'s regions write their inputs (RPL-7): their rows are open, each with
+    the refusal's id in bold and the node that writes."""
+    report = verify_capture(
+        "input_mutation.py", load_graph(ROOT / "tests/golden/input_mutation.py")
+    )
+    text = verify_page(report)
+    assert '<details class="fates" open><summary>regions: 0 replaced, 2 refused' in text
+    row = (
+        '<tr><td>region 0</td><td><span class="badge refused">REFUSED</span></td><td><b>RPL-7'
+        "</b>: the region writes one of its external inputs, or an alias of one (add_ writes x0)"
+    )
+    assert row in text

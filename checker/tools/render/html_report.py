@@ -236,7 +236,8 @@ pre {{ margin: 0; white-space: pre-wrap; max-width: 1100px; }}
 .note {{ color: #555; font-size: 13px; }}
 .names {{ font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }}
 table.obligations td:first-child {{ white-space: nowrap; }}
-details.steps {{ font-size: 13px; margin: 0.5em 0 1em; }}
+details.steps, details.fates {{ font-size: 13px; margin: 0.5em 0 1em; }}
+details.fates table {{ margin-top: 0.3em; }}
 .badge {{ white-space: nowrap; display: inline-block; padding: 1px 7px; border-radius: 4px;
   color: #fff; font-weight: bold; font-size: 12px; letter-spacing: 0.5px; }}
 .badge.holds, .badge.ok, .badge.replaced {{ background: #1a7f37; }}

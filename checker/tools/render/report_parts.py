@@ -30,6 +30,7 @@ SECTIONS = {
     "CHK-6": "chk-6-the-two-modules-agree-on-the-same-inputs",
     "CHK-17": "chk-17-torchs-runtime-runs-the-transformed-module",
 }
+FOLD = 8  # a group's outcomes are folded above this many, unless one is a refusal
 _RANK = {"violated": 0, "unknown": 1, "holds": 2}  # violated rows first, then unknown
 
 
@@ -114,24 +115,35 @@ def group_section(
     """A group: its shape and representative nodes, each region's fate (the lines `explain`
     prints, `region_outcomes`), and the lock-steps that were refused, with what differed."""
     shape = f"{plural(len(regions), 'region')} x {plural(len(regions[0]), 'node')}"
-    parts = [f'<section class="group" data-group="{index}">',
-             f"<h3>{swatch(index)}group {index} (tag g{index}): {esc(shape)}</h3>",
-             f'<p><b>representative</b> (region 0): <span class="names">'
-             f"{esc(', '.join(regions[0]))}</span></p>",
-             '<table class="regions">',
-             "<tr><th>region</th><th>fate</th><th>how</th></tr>"]  # fmt: skip
-    parts += [_outcome_row(line) for line in outcomes]
-    parts.append("</table>")
+    return "\n".join([f'<section class="group" data-group="{index}">',
+                      f"<h3>{swatch(index)}group {index} (tag g{index}): {esc(shape)}</h3>",
+                      f'<p><b>representative</b> (region 0): <span class="names">'
+                      f"{esc(', '.join(regions[0]))}</span></p>",
+                      _fates(outcomes), _growth(lesson), "</section>"])  # fmt: skip
+
+
+def _fates(outcomes: Sequence[str]) -> str:
+    """A row per outcome under their counts; folded when all are replacements, and more than
+    `FOLD`."""
+    rows = [_outcome_row(line) for line in outcomes]
+    refused = sum('class="badge refused"' in row for row in rows)
+    counts = f"{len(rows) - refused} replaced, {refused} refused"
+    table = '<table class="regions"><tr><th>region</th><th>fate</th><th>how</th></tr>'
+    opened = " open" if refused or len(rows) <= FOLD else ""
+    return (f'<details class="fates"{opened}><summary>regions: {counts}</summary>{table}'
+            f"{''.join(rows)}</table></details>")  # fmt: skip
+
+
+def _growth(lesson: GroupLesson) -> str:
+    """The refused lock-steps: the candidates, the id that refused them, what differed."""
     refused = [(k, s) for k, s in enumerate(lesson.steps, start=1) if not s.joined]
     joined = len(lesson.steps) - len(refused)
     growth = f"{plural(joined, 'step')} joined every region; {plural(len(refused), 'step')}"
     items = [f"<li>step {k}: {esc(', '.join(s.candidates))} &rarr; {_ids(step_verdict(s))}</li>"
              for k, s in refused]  # fmt: skip
-    parts.append(f'<details class="steps"><summary>growth: {esc(growth)} refused (the '
-                 f"candidates, the id that refused them, what differed)</summary>"
-                 f"<ul>{''.join(items)}</ul></details>")  # fmt: skip
-    parts.append("</section>")
-    return "\n".join(parts)
+    return (f'<details class="steps"><summary>growth: {esc(growth)} refused (the candidates, '
+            f"the id that refused them, what differed)</summary><ul>{''.join(items)}</ul>"
+            "</details>")  # fmt: skip
 
 
 def _outcome_row(line: str) -> str:
