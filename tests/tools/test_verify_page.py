@@ -18,6 +18,7 @@ import torch.fx
 from checker.proof.check import check_transformation
 from checker.proof.report import ACYCLIC, SHAPES, WELL_FORMED, Report, obligation
 from checker.proof.verdict import Holds, Unknown, Violated
+from checker.tools.checked_pipeline import Split
 from checker.tools.render.html_report import group_colour, verify_page
 from checker.tools.render.report_parts import SECTIONS, SPEC, obligations_table
 from checker.tools.verify import VerifyReport, load_graph, verify_capture
@@ -154,3 +155,14 @@ def test_a_refused_region_shows_its_id_and_what_differed() -> None:
         "</b>: the region writes one of its external inputs, or an alias of one (add_ writes x0)"
     )
     assert row in text
+
+
+def test_a_split_has_its_partitions_listed_and_its_own_obligation_rows() -> None:
+    split = Split.parse("per-region")
+    report = verify_capture("d03_multiple_subgraphs.py", load_graph(MODEL), split)
+    assert report.result.split is not None
+    text = verify_page(report)
+    names = "".join(f"<li>{n}</li>" for n in report.result.split.partitions)
+    assert f'<h2>Split (per-region)</h2>\n<div>partitions: <ul class="flat">{names}</ul>' in text
+    assert text.count('<table class="obligations">') == 2
+    assert "split</th><td>per-region: 6 partitions" in text

@@ -63,7 +63,8 @@ def verify_page(report: VerifyReport) -> str:
              "<h2>Obligations</h2>", obligations_table(r.check)]  # fmt: skip
     if r.split is not None:
         policy = html.escape(str(r.split.policy))
-        parts += [f"<h2>Split ({policy})</h2>", value_html(list(r.split.partitions))]
+        names = value_html(list(r.split.partitions))
+        parts += [f"<h2>Split ({policy})</h2>", f"<div>partitions: {names}</div>"]
         parts.append(obligations_table(r.split.check))
     parts += _groups(report, groups)
     parts += graphs_side_by_side(r.original.graph, r.transformed.graph, groups, _after(report))
@@ -229,7 +230,7 @@ th, td {{ border: 1px solid #bbb; padding: 3px 8px; text-align: left; vertical-a
   font-size: 13px; }}
 table.kv th, table.kv td {{ border-color: #ddd; padding: 1px 6px; }}
 td ul, section ul {{ margin: 0; padding-left: 1.2em; }}
-ul.flat {{ padding: 0; }}
+ul.flat {{ display: inline; padding: 0; margin: 0; }}
 ul.flat li {{ display: inline; }}
 ul.flat li + li::before {{ content: ", "; }}
 pre {{ margin: 0; white-space: pre-wrap; max-width: 1100px; }}
