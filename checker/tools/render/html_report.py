@@ -100,9 +100,9 @@ def summary_of(report: VerifyReport) -> dict[str, object]:
 
 
 def device_of(report: VerifyReport) -> str:
-    """The device the example inputs live on: the report's own when it names one, else the
-    devices of the captured graph's tensor inputs (`none` when it has none)."""
-    given = getattr(report, "device", None)
+    """The device the example inputs live on: the report data's `device` when it has one,
+    else the devices of the captured graph's tensor inputs (`none` when it has none)."""
+    given = report.to_json().get("device")
     if isinstance(given, str) and given:
         return given
     found = set()
