@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,6 +26,7 @@ from checker.proof.report import Report
 from reference.errors import FxOracleError
 from reference.expand.regions import RegionSearch, search_regions
 from reference.graph_copy import copy_graph_module
+from reference.key.keys import NodeKey
 from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
 from reference.outline.outliner import DedupResult
@@ -81,6 +82,8 @@ class PipelineResult:
     check: Report
     split: SplitOutcome | None
     timings: dict[str, float]
+    transformed: torch.fx.GraphModule  # `gm` after the replacement (the same object)
+    keys: Mapping[Node, NodeKey]  # the tracker's keys, for what differs at a refused step
 
 
 @contextmanager
@@ -112,7 +115,8 @@ def run_pipeline(
     if split is not None:
         with _timed(timings, "split", progress):
             outcome = _split(original, gm, split, example_inputs)
-    return PipelineResult(search, original, result, report, outcome, timings)
+    return PipelineResult(search, original, result, report, outcome, timings, gm,
+                          tracker.node_to_key)  # fmt: skip
 
 
 def gated_deduplicate(

@@ -133,12 +133,11 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
     with the invariant that refused them.
     """
     search = search_regions(captured.gm.graph, captured.tracker.buckets())
-    kept = [g for g in search.expansion.groups if g.kept]
-    if group is not None and not 0 <= group < len(kept):
-        raise FxOracleError(f"--group {group}: the model has {plural(len(kept), 'region group')}")
-    earlier: dict[NodeIndex, str] = {}
-    keys = captured.tracker.node_to_key
-    lessons = [_lesson(search, keys, i, g, earlier) for i, g in enumerate(kept)]
+    lessons = group_lessons(search, captured.tracker.node_to_key)
+    if group is not None and not 0 <= group < len(lessons):
+        raise FxOracleError(
+            f"--group {group}: the model has {plural(len(lessons), 'region group')}"
+        )
     result = gated_deduplicate(captured.gm, captured.tracker, search)
     chosen = tuple(
         replace(lesson, outcomes=tuple(region_outcomes(result, lesson.index)))
@@ -146,6 +145,14 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
         if group is None or lesson.index == group
     )
     return Lesson(name, len(search.view), chosen)
+
+
+def group_lessons(search: RegionSearch, keys: Keys) -> list[GroupLesson]:
+    """Each kept group's lesson, its steps and what differs at each refusal (no outcomes:
+    those come from the replacement). `verify --html` shows these too."""
+    earlier: dict[NodeIndex, str] = {}
+    kept = [g for g in search.expansion.groups if g.kept]
+    return [_lesson(search, keys, i, g, earlier) for i, g in enumerate(kept)]
 
 
 def step_verdict(s: StepLine) -> str:

@@ -21,6 +21,7 @@ from checker.tools.render.html_report import (
     drawing_of,
     group_colour,
     render_html,
+    verify_page,
 )
 from reference.errors import FxOracleError
 
@@ -157,7 +158,6 @@ def test_large_graphs_are_condensed() -> None:
     elapsed = time.perf_counter() - start
     assert "10002 nodes: condensed to" in page
     assert f"only the first {BOX_LIMIT} are drawn" in page
-    assert "summary" in page  # a long value is folded
     assert elapsed < 20, f"condensed drawing took {elapsed:.1f} s"
     small, small_groups = _chain(FULL_LIMIT + 50, 20)
     membership = {n: (0, r) for r, reg in enumerate(small_groups[0]) for n in reg}
@@ -173,26 +173,43 @@ def test_large_graphs_are_condensed() -> None:
     assert plain.edges[0] == ("run0", "run1")
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (.ci/setup-chromium)")
-def test_screenshot_shows_the_group_colours(tmp_path: Path) -> None:
+def screenshot_colours(page: str, tmp_path: Path) -> dict[object, int]:
+    """Pixels per RGB colour of chromium's 1400x1000 screenshot of `page`."""
     from PIL import Image
 
-    page = tmp_path / "report.html"
-    page.write_text(_page(), encoding="utf-8")
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
     shot = tmp_path / "shot.png"
     command = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                "--no-first-run", "--disable-background-networking", "--disable-component-update",
                "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-               f"--screenshot={shot}", "--window-size=1400,1000", page.as_uri()]  # fmt: skip
+               f"--screenshot={shot}", "--window-size=1400,1000", path.as_uri()]  # fmt: skip
     subprocess.run(command, capture_output=True, timeout=120, check=False)
     assert shot.exists(), "chromium wrote no screenshot"
     with Image.open(shot) as image:
         assert image.size == (1400, 1000)
         colours = image.convert("RGB").getcolors(maxcolors=1400 * 1000)
     assert colours is not None
-    count = {rgb: n for n, rgb in colours}
+    return {rgb: n for n, rgb in colours}
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (.ci/setup-chromium)")
+def test_screenshot_shows_the_group_colours(tmp_path: Path) -> None:
+    count = screenshot_colours(_page(), tmp_path)
     for g in range(len(GROUPS)):
         hex_colour = group_colour(g)
         rgb = tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
         # far more than the legend's 12x12 swatch: the region boxes are visible
         assert count.get(rgb, 0) > 1500, f"group {g} colour {hex_colour}: {count.get(rgb, 0)} px"
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (.ci/setup-chromium)")
+def test_screenshot_shows_a_violated_obligation_as_a_violated_row(tmp_path: Path) -> None:
+    """A planted broken transformation: its violated rows are on the first screen, tinted,
+    with their red VIOLATED badges."""
+    from tests.tools.test_verify_page import planted, verified
+
+    count = screenshot_colours(verify_page(planted(verified("planted.py"))), tmp_path)
+    row, red = (0xFF, 0xEB, 0xE9), (0xCF, 0x22, 0x2E)  # tr.violated td, .badge.violated
+    assert count.get(row, 0) > 20_000, f"violated rows: {count.get(row, 0)} px"
+    assert count.get(red, 0) > 1_000, f"violated badges: {count.get(red, 0)} px"

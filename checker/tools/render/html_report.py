@@ -1,20 +1,30 @@
-"""The HTML report: one self-contained page with a summary table, the graph drawn with its region
-groups in colour, and each outlined subgraph drawn (spec chapter 06, reports).
+"""The HTML report of `fxoracle verify`: one self-contained page a person reads (spec chapter
+06, CHK-10). First the verdict as a worded badge, then the summary (model, torch, device, nodes
+before and after, groups, calls), one row per obligation (violated and unknown first, their
+witness or reason open), each group with the fate of its regions and the refused lock-steps
+(what `explain` says, from the same functions), the graph before and after side by side with
+each region in its group's colour in both, each subgraph, and the timings per phase.
 
-The drawings come from `checker.tools.render.drawing` (matplotlib figures inlined as SVG: no
-script, no external URL, nothing fetched). Same arguments, same bytes: SVG ids are salted per
-drawing and the page has no timestamp.
+Lists and mappings are lists and tables, never a repr (`report_parts.value_html`). The drawings
+come from `checker.tools.render.drawing` (matplotlib figures inlined as SVG: no script, no
+external URL, nothing fetched). Same report, same bytes but for the timings, each in a cell of
+class `time`: SVG ids are salted per drawing and the page has no timestamp. An obligation's id
+links to its section of `specs/06-checker.md`, relative to the page, so the link resolves on a
+page written at the repository's root (`make verify GRAPH=... ARGS="--html report.html"`).
 """
 
 from __future__ import annotations
 
 import html
-import json
+import re
 from collections.abc import Mapping, Sequence
 
+import torch
 import torch.fx
 
 from checker.io.reports import plural
+from checker.proof.report import Report
+from checker.tools.explain import group_lessons
 from checker.tools.outcomes import region_outcomes
 
 # re-exported: the HTML tests and `checker.tools.render.explain_html` import these from here
@@ -28,43 +38,106 @@ from checker.tools.render.drawing import drawing_of as drawing_of
 from checker.tools.render.drawing import group_colour as group_colour
 from checker.tools.render.drawing import node_box as node_box
 from checker.tools.render.drawing import svg_of as svg_of
-from checker.tools.verify import VerifyReport, checks_json
+from checker.tools.render.report_parts import (
+    group_section,
+    obligations_table,
+    ok_line,
+    swatch,
+    timings_table,
+    value_html,
+)
+from checker.tools.verify import VerifyReport, kept_regions
 from reference.errors import FxOracleError
+from reference.torch_version import TORCH
 
 
 def verify_page(report: VerifyReport) -> str:
-    """The page of one `fxoracle verify` report: its summary, the original graph coloured by
-    group, each subgraph."""
+    """The page of one `fxoracle verify` report: the verdict, the summary, one row per
+    obligation, each group's fate, the graph before and after side by side, each subgraph, and
+    the timings."""
     r = report.result
-    groups = [
-        list(r.search.names(region) for region in g) for g in r.search.expansion.kept_regions()
-    ]
-    subgraphs = {name: sub.graph for name, sub in r.dedup.subgraphs.items()}
-    return render_html(summary_of(report), r.original.graph, groups, subgraphs)
+    groups = [[r.search.names(region) for region in g] for g in kept_regions(r)]
+    title = html.escape(report.model)
+    parts = [PAGE_HEAD.format(title=title), ok_line(report.ok, _checks(report)),
+             "<h2>Summary</h2>", summary_table(summary_of(report)),
+             "<h2>Obligations</h2>", obligations_table(r.check)]  # fmt: skip
+    if r.split is not None:
+        policy = html.escape(str(r.split.policy))
+        names = value_html(list(r.split.partitions))
+        parts += [f"<h2>Split ({policy})</h2>", f"<div>partitions: {names}</div>"]
+        parts.append(obligations_table(r.split.check))
+    parts += _groups(report, groups)
+    parts += graphs_side_by_side(r.original.graph, r.transformed.graph, groups, _after(report))
+    parts += _subgraphs({name: sub.graph for name, sub in r.dedup.subgraphs.items()})
+    parts += ["<h2>Timings</h2>", timings_table(_timings(report)), "</body>\n</html>\n"]
+    return "\n".join(parts)
+
+
+def _checks(report: VerifyReport) -> list[Report]:
+    split = report.result.split
+    return [report.result.check] + ([] if split is None else [split.check])
 
 
 def summary_of(report: VerifyReport) -> dict[str, object]:
-    """The summary table's rows, from the typed report: what was found, what became of each
-    region, each check."""
+    """The summary table's rows, from the typed report."""
     r = report.result
-    rows: dict[str, object] = {"model": report.model, "nodes": report.nodes,
-                               "region groups": len(groups_of(report))}  # fmt: skip
-    for g, group in enumerate(groups_of(report)):
-        rows[f"group {g}"] = [f"{plural(len(group), 'region')} x {plural(len(group[0]), 'node')}",
-                              *region_outcomes(r.dedup, g)]  # fmt: skip
-    rows["subgraphs"] = {name: len(sub.graph.nodes) for name, sub in r.dedup.subgraphs.items()}
-    rows["invoke calls"] = report.invoke_calls
-    rows["checks"] = checks_json(r.check)
-    rows["obligations"] = [o.line() for o in r.check.obligations]
+    subgraphs = {
+        name: plural(len(sub.graph.nodes), "node") for name, sub in r.dedup.subgraphs.items()
+    }
+    rows: dict[str, object] = {
+        "model": report.model,
+        "torch": TORCH.label,
+        "device": device_of(report),
+        "nodes before": report.nodes,
+        "nodes after": len(r.transformed.graph.nodes),
+        "region groups": len(kept_regions(r)),
+        "subgraphs": subgraphs or "none",
+        "invoke calls": report.invoke_calls,
+    }
     if r.split is not None:
         rows["split"] = f"{r.split.policy}: {plural(len(r.split.partitions), 'partition')}"
-    rows["ok"] = report.ok
     return rows
 
 
-def groups_of(report: VerifyReport) -> list[tuple[tuple[int, ...], ...]]:
-    return [tuple(tuple(int(i) for i in region) for region in g)
-            for g in report.result.search.expansion.kept_regions()]  # fmt: skip
+def device_of(report: VerifyReport) -> str:
+    """The device the example inputs live on: the report data's `device` when it has one,
+    else the devices of the captured graph's tensor inputs (`none` when it has none)."""
+    given = report.to_json().get("device")
+    if isinstance(given, str) and given:
+        return given
+    found = set()
+    for node in report.result.original.graph.find_nodes(op="placeholder"):
+        value = node.meta.get("example_value", node.meta.get("val"))
+        if isinstance(value, torch.Tensor):
+            found.add(str(value.device))
+    return ", ".join(sorted(found)) or "none (no tensor inputs)"
+
+
+def _groups(report: VerifyReport, groups: Sequence[Sequence[Sequence[str]]]) -> list[str]:
+    r = report.result
+    lessons = group_lessons(r.search, r.keys)
+    found = [f"<h2>Region groups ({len(groups)})</h2>"]
+    if not groups:
+        found.append('<p class="note">No region groups: nothing repeats.</p>')
+    found += [group_section(g, regions, region_outcomes(r.dedup, g), lessons[g])
+              for g, regions in enumerate(groups)]  # fmt: skip
+    return found
+
+
+def _after(report: VerifyReport) -> Membership:
+    """Where each region is in the deduplicated graph: its call when it was replaced, its own
+    nodes when it was refused."""
+    r = report.result
+    found = {x.invoke: (x.group, x.region) for x in r.dedup.replaced}
+    names = {n.name for n in r.transformed.graph.nodes}
+    for g, group in enumerate(kept_regions(r)):
+        for k, region in enumerate(group):
+            found.update((n, (g, k)) for n in r.search.names(region) if n in names)
+    return found
+
+
+def _timings(report: VerifyReport) -> dict[str, float]:
+    return {"capture_s": report.capture_s} | report.result.timings
 
 
 def render_html(
@@ -73,28 +146,63 @@ def render_html(
     groups: Sequence[Sequence[Sequence[str]]],
     subgraphs: Mapping[str, torch.fx.Graph],
 ) -> str:
-    """The page: `report` as a table, `graph` with region k of group g filled in group g's
-    colour and tagged `g<g> r<k>`, then every subgraph. `FxOracleError` when a group names a
-    node the graph does not have.
-    """
+    """A plain page: `report` as a table, `graph` with region k of group g filled in group
+    g's colour and tagged `g<g> r<k>`, then every subgraph. `FxOracleError` when a group names
+    a node the graph does not have."""
     membership = _membership(graph, groups)
-    parts = [
-        PAGE_HEAD.format(title=html.escape(str(report.get("model", "graph")))),
-        "<h2>Summary</h2>",
-    ]
-    parts.append(_summary_table(report))
+    title = html.escape(str(report.get("model", "graph")))
+    parts = [PAGE_HEAD.format(title=title), "<h2>Summary</h2>", summary_table(report)]
     drawing = drawing_of(graph, membership)
     parts += ["<h2>Graph</h2>", f'<p class="note">{html.escape(drawing.note)}</p>']
     parts += [_legend(groups), figure(svg_of(drawing, "graph"), "graph")]
-    if subgraphs:
-        parts.append("<h2>Subgraphs</h2>")
-    for name, sub in subgraphs.items():
-        sub_drawing = drawing_of(sub, {})
-        note = html.escape(sub_drawing.note)
-        parts += [f"<h3>{html.escape(name)}</h3>", f'<p class="note">{note}</p>']
-        parts.append(figure(svg_of(sub_drawing, f"sub-{name}"), name))
+    parts += _subgraphs(subgraphs)
     parts.append("</body>\n</html>\n")
     return "\n".join(parts)
+
+
+def graphs_side_by_side(
+    before: torch.fx.Graph,
+    after: torch.fx.Graph,
+    groups: Sequence[Sequence[Sequence[str]]],
+    after_membership: Membership,
+) -> list[str]:
+    """The original graph and the deduplicated one, each region in its group's colour in both
+    (in the second, a replaced region is its call)."""
+    halves = []
+    for title, graph, membership in (("original", before, _membership(before, groups)),
+                                     ("deduplicated", after, after_membership)):  # fmt: skip
+        drawing = drawing_of(graph, membership)
+        svg = svg_of(drawing, title)
+        width = _width(svg)
+        # each half as wide as its drawing's share; shrunk at most to 70%, then it scrolls
+        svg = svg.replace("<svg ", f'<svg style="min-width: {0.7 * width:.0f}pt" ', 1)
+        halves.append(f'<div class="half" style="flex-grow: {width:.0f}"><h3>{title}</h3>'
+                      f'<p class="note">{html.escape(drawing.note)}</p>'
+                      f"{figure(svg, title)}</div>")  # fmt: skip
+    return ["<h2>Graph before and after</h2>", _legend(groups),
+            '<div class="side-by-side">', *halves, "</div>"]  # fmt: skip
+
+
+_WIDTH = re.compile(r' width="([0-9.]+)pt"')
+
+
+def _width(svg: str) -> float:
+    """The width in points `svg_of` gave a drawing."""
+    found = _WIDTH.search(svg)
+    assert found is not None, "svg_of sizes every drawing in points"
+    return float(found.group(1))
+
+
+def _subgraphs(subgraphs: Mapping[str, torch.fx.Graph]) -> list[str]:
+    parts = ["<h2>Subgraphs</h2>"] if subgraphs else []
+    for name, sub in subgraphs.items():
+        drawing = drawing_of(sub, {})
+        parts += [
+            f"<h3>{html.escape(name)}</h3>",
+            f'<p class="note">{html.escape(drawing.note)}</p>',
+        ]
+        parts.append(figure(svg_of(drawing, f"sub-{name}"), name))
+    return parts
 
 
 def _membership(graph: torch.fx.Graph, groups: Sequence[Sequence[Sequence[str]]]) -> Membership:
@@ -117,37 +225,46 @@ PAGE_HEAD = """<!DOCTYPE html>
 <title>fxoracle report: {title}</title>
 <style>
 body {{ font-family: "DejaVu Sans", sans-serif; margin: 1.5em; color: #222; }}
-table.summary {{ border-collapse: collapse; }}
-table.summary th, table.summary td {{ border: 1px solid #bbb; padding: 2px 8px; text-align: left;
-  vertical-align: top; font-size: 13px; }}
+table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #bbb; padding: 3px 8px; text-align: left; vertical-align: top;
+  font-size: 13px; }}
+table.kv th, table.kv td {{ border-color: #ddd; padding: 1px 6px; }}
+td ul, section ul {{ margin: 0; padding-left: 1.2em; }}
+ul.flat {{ display: inline; padding: 0; margin: 0; }}
+ul.flat li {{ display: inline; }}
+ul.flat li + li::before {{ content: ", "; }}
 pre {{ margin: 0; white-space: pre-wrap; max-width: 1100px; }}
 .note {{ color: #555; font-size: 13px; }}
+.names {{ font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }}
+table.obligations td:first-child {{ white-space: nowrap; }}
+details.steps, details.fates {{ font-size: 13px; margin: 0.5em 0 1em; }}
+details.fates table {{ margin-top: 0.3em; }}
+.badge {{ white-space: nowrap; display: inline-block; padding: 1px 7px; border-radius: 4px;
+  color: #fff; font-weight: bold; font-size: 12px; letter-spacing: 0.5px; }}
+.badge.holds, .badge.ok, .badge.replaced {{ background: #1a7f37; }}
+.badge.violated, .badge.not-ok {{ background: #cf222e; }}
+.badge.unknown, .badge.refused {{ background: #9a6700; }}
+p.verdict {{ font-size: 16px; }}
+p.verdict .badge {{ font-size: 18px; padding: 3px 12px; }}
+tr.violated td {{ background: #ffebe9; }}
+tr.unknown td {{ background: #fff8c5; }}
 ul.legend {{ list-style: none; padding: 0; font-size: 13px; }}
 .swatch {{ display: inline-block; width: 12px; height: 12px; border: 1px solid #444;
   margin-right: 6px; vertical-align: middle; }}
 .figure {{ overflow-x: auto; }}
+.side-by-side {{ display: flex; gap: 1em; align-items: flex-start; }}
+.half {{ flex: 1 1 0; min-width: 0; }}
+.half .figure svg {{ max-width: 100%; height: auto; }}
 </style>
 </head>
 <body>
 <h1>fxoracle report: {title}</h1>"""
 
 
-def _summary_table(report: Mapping[str, object]) -> str:
-    """One row per key; a long structured value is folded into a `<details>` element."""
-    rows = []
-    for key, value in report.items():
-        if isinstance(value, str | int | float | bool):
-            cell = html.escape(str(value))
-        else:
-            text = json.dumps(value, sort_keys=True, default=lambda o: type(o).__name__)
-            cell = html.escape(text)
-            if len(text) > 100:
-                pretty = json.dumps(
-                    value, sort_keys=True, indent=1, default=lambda o: type(o).__name__
-                )
-                cell = f"<details><summary>{html.escape(text[:80])}...</summary>"
-                cell += f"<pre>{html.escape(pretty)}</pre></details>"
-        rows.append(f"<tr><th>{html.escape(str(key))}</th><td>{cell}</td></tr>")
+def summary_table(report: Mapping[str, object]) -> str:
+    """One row per key; lists and mappings as lists and tables, never as a repr."""
+    rows = [f"<tr><th>{html.escape(str(key))}</th><td>{value_html(value)}</td></tr>"
+            for key, value in report.items()]  # fmt: skip
     return '<table class="summary">\n' + "\n".join(rows) + "\n</table>"
 
 
@@ -159,9 +276,8 @@ def _legend(groups: Sequence[Sequence[Sequence[str]]]) -> str:
         names = list(group[0]) if group else []
         more = f", ... ({len(names) - 6} more)" if len(names) > 6 else ""
         first = html.escape(", ".join(names[:6]) + more)
-        swatch = f'<span class="swatch" style="background: {group_colour(g)}"></span>'
         size = f"{plural(len(group), 'region')} x {plural(len(group[0]) if group else 0, 'node')}"
-        items.append(f"<li>{swatch}group {g} (tag g{g}): {size}; region 0: {first}</li>")
+        items.append(f"<li>{swatch(g)}group {g} (tag g{g}): {size}; region 0: {first}</li>")
     return '<ul class="legend">\n' + "\n".join(items) + "\n</ul>"
 
 
