@@ -51,7 +51,7 @@ def summary_of(report: VerifyReport) -> dict[str, object]:
                                "region groups": len(groups_of(report))}  # fmt: skip
     for g, group in enumerate(groups_of(report)):
         rows[f"group {g}"] = [f"{plural(len(group), 'region')} x {plural(len(group[0]), 'node')}",
-                              *region_outcomes(r.dedup, g)]  # fmt: skip
+                              *region_outcomes(r.dedup, g, len(group))]  # fmt: skip
     rows["subgraphs"] = {name: len(sub.graph.nodes) for name, sub in r.dedup.subgraphs.items()}
     rows["invoke calls"] = report.invoke_calls
     rows["checks"] = checks_json(r.check)
