@@ -147,7 +147,8 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
     if group is not None:
         return Lesson(name, len(search.view), chosen)
     lost = tuple(d for d in dropped if d.lost)
-    return Lesson(name, len(search.view), chosen, lost, keyed_apart(search, keys))
+    apart = keyed_apart(search, keys, call_sites=not lessons)
+    return Lesson(name, len(search.view), chosen, lost, apart)
 
 
 def step_verdict(s: StepLine) -> str:

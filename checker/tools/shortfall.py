@@ -49,17 +49,18 @@ class KeyedApart:
     the first key field that tells the first two apart, with both values."""
 
     nodes: tuple[str, ...]
-    field: str
+    path: str
     first: str
     second: str
+    field: str  # the key's own field the path is in (`args`, `call_site`, ...)
 
     def text(self) -> str:
         a, b = self.nodes[:2]
-        return (f"keyed apart: {', '.join(self.nodes)} (key field {self.field}: "
+        return (f"keyed apart: {', '.join(self.nodes)} (key field {self.path}: "
                 f"{a} has {self.first}, {b} has {self.second})")  # fmt: skip
 
     def to_json(self) -> dict[str, object]:
-        return {"nodes": list(self.nodes), "field": self.field, "first": self.first,
+        return {"nodes": list(self.nodes), "field": self.path, "first": self.first,
                 "second": self.second}  # fmt: skip
 
 
@@ -88,10 +89,12 @@ def dropped_group(
     return DroppedGroup(members, claimed, why, steps)
 
 
-def keyed_apart(search: RegionSearch, keys: Keys) -> tuple[KeyedApart, ...]:
+def keyed_apart(search: RegionSearch, keys: Keys, call_sites: bool) -> tuple[KeyedApart, ...]:
     """Per op and target run by nodes of two or more buckets: one node per bucket and the
     first key field telling the first two apart. Only families whose keys differ in one
-    top-level field (a near miss: the shapes, a constant, the call site) are listed."""
+    top-level field (a near miss: the shapes, a constant, the grad mode) are listed; the call
+    site only with `call_sites` (two lines of code are meant to differ, unless the model has
+    no group at all and the reader asks why)."""
     families: dict[tuple[str, str], list[NodeKey]] = {}
     names: dict[tuple[str, str], list[str]] = {}
     for first in sorted(min(bucket) for bucket in search.view.buckets):
@@ -100,7 +103,7 @@ def keyed_apart(search: RegionSearch, keys: Keys) -> tuple[KeyedApart, ...]:
             families.setdefault((key.op, key.target), []).append(key)
             names.setdefault((key.op, key.target), []).append(search.view.names[first])
     found = [_apart(names[f], ks) for f, ks in families.items() if len(ks) > 1]
-    return tuple(x for x in found if x is not None)
+    return tuple(x for x in found if x is not None and (call_sites or x.field != "call_site"))
 
 
 def _apart(names: Sequence[str], keys: Sequence[NodeKey]) -> KeyedApart | None:
@@ -108,4 +111,4 @@ def _apart(names: Sequence[str], keys: Sequence[NodeKey]) -> KeyedApart | None:
     if not found or len({top_field(d[0]) for d in found}) > 1:
         return None
     path, mine, theirs = found[0]
-    return KeyedApart(tuple(names), path, repr(mine), repr(theirs))
+    return KeyedApart(tuple(names), path, repr(mine), repr(theirs), top_field(path))

@@ -76,7 +76,7 @@ def test_exp14_dynamic_sizes_key_apart_by_the_shape(tmp_path: Path) -> None:
     assert not lesson.groups and not lesson.dropped
     apart = {x.nodes[0]: x for x in lesson.keyed_apart}
     assert apart["matmul"].nodes == ("matmul", "matmul_1", "matmul_2")
-    assert apart["matmul"].field == "args[0].shape[0]"
+    assert apart["matmul"].path == "args[0].shape[0]" and apart["matmul"].field == "args"
     assert apart["matmul"].first != apart["matmul"].second
     assert "keyed apart: matmul, matmul_1, matmul_2 (key field args[0].shape[0]" in render_text(
         lesson

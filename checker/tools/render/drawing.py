@@ -112,11 +112,16 @@ _OP_WORDS = {"placeholder": "input", "get_attr": "attribute", "output": "output"
 
 
 def _short(text: str, limit: int = 26) -> str:
-    """`text`, or its start and end around a `~` (names differ at both ends: layers, params)."""
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) // 2
-    return text[:head] + "~" + text[len(text) - (limit - 1 - head) :]
+    """`text` whole, on lines of at most `limit` characters, broken after a `.` or `_` where
+    one falls in the line (else at the limit): every label keeps every character, so two
+    names that differ only in the middle (`blocks.0.norm2` and `blocks.1.norm2`) still do."""
+    lines: list[str] = []
+    while len(text) > limit:
+        cut = max(text.rfind(".", 1, limit), text.rfind("_", 1, limit)) + 1
+        cut = cut if cut > 1 else limit
+        lines.append(text[:cut])
+        text = text[cut:]
+    return "\n".join([*lines, text])
 
 
 def _condensed(nodes: Sequence[torch.fx.Node], membership: Membership) -> Drawing:
