@@ -56,7 +56,8 @@ def output_words(stop: str, chapter: str) -> int:
     return sum(len(t.split()) for t in texts if t.strip() not in shown)
 
 
-print(f"{'stop':<6} {'words':>6} {'output':>7} {'read':>5} {'exercise':>9} {'run':>4} {'minutes':>8}")
+HEAD = (("words", 6), ("output", 7), ("read", 5), ("exercise", 9), ("run", 4), ("minutes", 8))
+print(f"{'stop':<6} " + " ".join(f"{h:>{w}}" for h, w in HEAD))
 total_words = total_output = total_minutes = 0
 for stop, name in STOPS:
     words, output = path_words(name), output_words(stop, name)
@@ -71,5 +72,6 @@ for stop, name in STOPS:
         total_words, total_output = total_words + words, total_output + output
         total_minutes += read + extra
 hours, rest = divmod(total_minutes, 60)
-total = f"{'total':<6} {total_words:>6} {total_output:>7} {'':>5} {'':>9} {'':>4} {total_minutes:>8}"
+blank = " " * (5 + 1 + 9 + 1 + 4)
+total = f"{'total':<6} {total_words:>6} {total_output:>7} {blank} {total_minutes:>8}"
 print(f"{total}  = {hours} h {rest} min")
