@@ -113,7 +113,7 @@ def _why_chk6_holds(answer: Answer, rounds_away: bool, diff: float) -> tuple[Mar
         f"that is: {CHK6_HOLDS_BECAUSE[said]}; CHK-6 compares outputs computed "
         "in float32: set that against your FLOAT32_CONSTANT and LARGEST_OUTPUT_DIFFERENCE"
     )
-    shown = f"{CHK6_HOLDS_BECAUSE[truth]}: the largest difference is {diff}"
+    shown = f"{CHK6_HOLDS_BECAUSE[truth]} (the largest difference is {diff})"
     zero = answer.flag("ZERO_TOLERANCE_CATCHES_IT")
     zero_rule = (
         "a zero tolerance (CHK-16 with rtol = atol = 0) flags exactly the outputs that "
