@@ -41,7 +41,8 @@ Keys = Mapping[torch.fx.Node, NodeKey]
 
 @dataclass(frozen=True, slots=True)
 class GroupLesson:
-    """A kept group: its roots, its roots already claimed by earlier groups (with the owner:
+    """A kept group: its roots, the members of its bucket already claimed by earlier groups
+    (names, and in `claimed_in` each with its owner:
     `mul_1 (group 0 region 2)`), every step, its regions and what became of each."""
 
     index: int
@@ -51,6 +52,7 @@ class GroupLesson:
     regions: tuple[tuple[str, ...], ...]
     kept: bool
     outcomes: tuple[RegionOutcome, ...] = ()
+    claimed_in: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,7 @@ def _group_json(g: GroupLesson) -> dict[str, object]:
         "index": g.index,
         "roots": list(g.roots),
         "claimed_roots": list(g.claimed_roots),
+        "claimed_in": list(g.claimed_in),
         "kept": g.kept,
         "regions": [list(r) for r in g.regions],
         "outcomes": [o.text() for o in g.outcomes],
@@ -101,10 +104,11 @@ def _lesson(
     return GroupLesson(
         index=index,
         roots=tuple(view.names[r[-1]] for r in g.regions),
-        claimed_roots=claimed,
+        claimed_roots=tuple(view.names[c] for c in g.claimed_roots),
         steps=step_lines(ctx, g.steps),
         regions=tuple(tuple(view.names[i] for i in r) for r in g.regions),
         kept=g.kept,
+        claimed_in=claimed,
     )
 
 
@@ -175,8 +179,8 @@ def render_text(lesson: Lesson) -> str:
             out.append(f"  step {k + 1}: [{cands}] -> {step_verdict(s)}")
         out.append(f"  result: {group_shape(g)}")
         out.append("    representative: [" + ", ".join(g.regions[0]) + "]")
-        if g.claimed_roots:
-            out.append(f"  not roots, already claimed (EXP-4): {', '.join(g.claimed_roots)}")
+        if g.claimed_in:
+            out.append(f"  not roots, already claimed (EXP-4): {', '.join(g.claimed_in)}")
         out.extend(f"  {o.text()}" for o in g.outcomes)
         out.append("")
     return "\n".join(out + _shortfall_text(lesson))

@@ -131,3 +131,18 @@ def test_rpl26_replaced_regions_say_by_which_call() -> None:
         "region 0: replaced by invoke_subgraph (subgraph_0)",
         "region 1: replaced by invoke_subgraph_1 (subgraph_0)",
     ]
+
+
+def _claimed(x: torch.Tensor) -> list[torch.Tensor]:
+    outs = [torch.sin(x * 2.0) for _ in range(4)]
+    return outs + [torch.cos(outs[k]) for k in range(2)]
+
+
+def test_exp14_a_kept_group_names_its_claimed_members_and_their_owner() -> None:
+    """The cos group takes the first two sins (EXP-4): the sin group grows from the other two,
+    and explain says where the first two went."""
+    lesson = lesson_of("m", capture(_claimed, (torch.randn(3),)))
+    sins = next(g for g in lesson.groups if g.claimed_roots)
+    assert sins.claimed_roots == ("sin", "sin_1") and len(sins.roots) == 2
+    assert sins.claimed_in == ("sin (group 0 region 0)", "sin_1 (group 0 region 1)")
+    assert "not roots, already claimed (EXP-4): sin (group 0 region 0)" in render_text(lesson)
