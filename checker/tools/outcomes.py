@@ -40,15 +40,18 @@ class RegionOutcome:
 
     def text(self) -> str:
         """`region 2: replaced by invoke_subgraph_2 (subgraph_0)`, `region 1: refused, RPL-7:
-        ... (detail)`, `region 0: not replaced, the group is refused because of region 3`."""
+        ... (detail)`, `region 0: not replaced, the group is refused for region 3 (RPL-11)`
+        (the reason is on region 3's line), `region 0: not replaced, the group is refused:
+        RPL-5: ...` (a refusal of the whole group)."""
         head = f"region {self.region}: {self.fate}"
         if self.fate is Fate.REPLACED:
             return f"{head} by {self.invoke} ({self.subgraph})"
         detail = f" ({self.detail})" if self.detail else ""
         if self.fate is Fate.REFUSED:
             return f"{head}, {self.reason}{detail}"
-        where = "all regions" if self.because is None else f"region {self.because}"
-        return f"{head}, the group is refused for {where}: {self.reason}{detail}"
+        if self.because is None:
+            return f"{head}, the group is refused: {self.reason}{detail}"
+        return f"{head}, the group is refused for region {self.because} ({self.rule})"
 
     def to_json(self) -> dict[str, object]:
         return {"region": self.region, "fate": str(self.fate), "invoke": self.invoke,

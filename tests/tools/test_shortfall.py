@@ -116,7 +116,7 @@ def test_rpl26_a_vetoed_group_lists_all_four_regions(
                      (3, Fate.REFUSED, None)]  # fmt: skip
     text = verify_text(run_verify(path))
     for k in range(3):
-        assert f"region {k}: not replaced, the group is refused for region 3: " in text
+        assert f"region {k}: not replaced, the group is refused for region 3 (RPL-11)" in text
     assert "region 3: refused, RPL-11" in text and "planted veto" in text
 
 
@@ -146,3 +146,18 @@ def test_exp14_a_kept_group_names_its_claimed_members_and_their_owner() -> None:
     assert sins.claimed_roots == ("sin", "sin_1") and len(sins.roots) == 2
     assert sins.claimed_in == ("sin (group 0 region 0)", "sin_1 (group 0 region 1)")
     assert "not roots, already claimed (EXP-4): sin (group 0 region 0)" in render_text(lesson)
+
+
+def _constant_regions(x: torch.Tensor) -> torch.Tensor:
+    outs = [torch.ones(3).sin().cos() for _ in range(2)]
+    return x + outs[0] * outs[1]
+
+
+def test_rpl26_a_whole_group_refusal_is_told_on_every_region() -> None:
+    """RPL-5 refuses the group itself: each region says it is not replaced, and why."""
+    lesson = lesson_of("m", capture(_constant_regions, (torch.rand(3),)))
+    lines = [o.text() for o in lesson.groups[0].outcomes]
+    assert len(lines) == len(lesson.groups[0].regions) == 2
+    assert all(line.startswith(f"region {k}: not replaced, the group is refused: RPL-5")
+               for k, line in enumerate(lines))  # fmt: skip
+    assert all(o.fate is Fate.WITH_GROUP and o.because is None for o in lesson.groups[0].outcomes)
