@@ -70,3 +70,13 @@ def test_solution_prints_the_why_answers(capsys: pytest.CaptureFixture[str]) -> 
     for ident, _, right, _, _ in WHY:
         assert main(["course", "check", ident, "--solution"]) == 0
         assert right in capsys.readouterr().out
+
+
+def test_a_choice_outside_the_list_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _answer(tmp_path, "06.1", '"rounding"', '"luck"')
+    assert main(["course", "check", "06.1", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "`CHK6_HOLDS_BECAUSE` is 'luck'; choose one of 'tolerance'" in err
+    assert err.count("\n") == 1
