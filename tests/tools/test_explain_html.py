@@ -91,3 +91,7 @@ def test_exp10_labels_are_kept_whole_on_every_box() -> None:
         "l_self.blocks.11.norm2.weight_",
     ]
     assert all(len(line) <= 26 for label in labels for line in label.splitlines())
+    very = "l_self_model_decoder_layers_11_encoder_attn_k_proj_parametrizations_weight_original0_"
+    label = node_box(g.placeholder(very), None).label.split("\ninput")[0]
+    assert len(label.splitlines()) == 3 and label.startswith("…")
+    assert label.replace("\n", "") == "…" + very[-77:]
