@@ -22,19 +22,21 @@ class Policy:
     refuse_cycles: bool = True  # RPL-25: a group whose replacement closes a cycle is refused
 
     def describe_torch_rules(self) -> str:
-        """The rules in which this policy follows torch, e.g. `unpinned grad mode (SRT-8)`."""
+        """The rules in which this policy follows torch, each with the correction it stands for:
+        `unpinned grad mode (without SRT-8)`."""
         names = [_TORCH_RULES[f.name] for f in fields(self) if not getattr(self, f.name)]
         return ", ".join(names)
 
 
 RIGHT = Policy()
 TORCH = Policy(False, False, False, False, False)  # torch's behaviour, wrong results included
+# torch's rule, then the reference's correction it stands for ("without SRT-12")
 _TORCH_RULES = {
-    "pin_grad_mode": "unpinned grad mode (SRT-8)",
-    "keep_erased_deps": "erasure that drops an erased node's own deps (SRT-10)",
-    "order_aliases": "mutation order through direct users only (SRT-12)",
-    "order_draws": "random draws free to move (SRT-13)",
-    "refuse_cycles": "no cycle refusal (RPL-25)",
+    "pin_grad_mode": "unpinned grad mode (without SRT-8)",
+    "keep_erased_deps": "erasure that drops an erased node's own deps (without SRT-10)",
+    "order_aliases": "mutation order through direct users only (SRT-6, without SRT-12)",
+    "order_draws": "random draws free to move (without SRT-13)",
+    "refuse_cycles": "no cycle refusal (without RPL-25)",
 }
 
 

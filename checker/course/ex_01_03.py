@@ -36,8 +36,13 @@ def check_01_1(answer: Answer) -> Verdict:
     marks = []
     for label, (a, b) in PAIRS.items():
         ka, kb = value_key(a), value_key(b)
-        why = f"their keys are {ka} and {kb}"
-        marks.append(same(f"{label!r} in EQUAL_KEYS", label in said, ka == kb, why))
+        left, right = label.split("/")
+        rule = (
+            f"a constant's key is its type and its value as written (repr; a sequence: its "
+            f"kind and items), TRK-5: check type() and repr() of {left} and of {right}"
+        )
+        shown = f"their keys are {ka} and {kb}"
+        marks.append(same(f"{label!r} in EQUAL_KEYS", label in said, ka == kb, rule, shown=shown))
     return Verdict(tuple(marks))
 
 
@@ -54,7 +59,13 @@ def check_01_2(answer: Answer) -> Verdict:
     offline_why = "offline, a call site is stack_trace's file and line, without the offset"
     return Verdict(
         (
-            same("LIVE_SAME_KEY", answer.flag("LIVE_SAME_KEY"), not diff, live_why),
+            same(
+                "LIVE_SAME_KEY",
+                answer.flag("LIVE_SAME_KEY"),
+                not diff,
+                "live, a call site is the file, the line and the bytecode offset (TRK-3)",
+                shown=live_why,
+            ),
             same(
                 "OFFLINE_SAME_KEY",
                 answer.flag("OFFLINE_SAME_KEY"),
@@ -78,7 +89,10 @@ def check_01_3(answer: Answer) -> Verdict:
     diff = key_differences(grad, no_grad)
     truth = diff[0][0] if len(diff) == 1 else _values(diff)
     why = f"node_key differs in {_values(diff)}"
-    return Verdict((same("DIFFERING_FIELD", answer.text("DIFFERING_FIELD"), truth, why),))
+    rule = "node_key reads the global state when it keys (TRK-2): print both keys' fields"
+    return Verdict(
+        (same("DIFFERING_FIELD", answer.text("DIFFERING_FIELD"), truth, rule, shown=why),)
+    )
 
 
 # ---- 02 expansion ------------------------------------------------------------------------------
@@ -89,10 +103,14 @@ def _sin_or_tanh(x: torch.Tensor) -> torch.Tensor:
     return outs[0] * outs[1]
 
 
-def _kept_candidates(view: GraphView, roots: list[NodeIndex]) -> list[tuple[str, ...]]:
+def _kept_candidates(
+    view: GraphView, roots: list[NodeIndex]
+) -> tuple[list[tuple[str, ...]], list[list[str]]]:
     """The steps of a broken lock-step in which a refused candidate stays in its queue for
-    the next step (only region 0, which drives, pops); all join when their keys agree."""
+    the next step (only region 0, which drives, pops); all join when their keys agree. Also
+    the regions it grows."""
     queues = [deque(view.args[r]) for r in roots]
+    regions = [[view.names[r]] for r in roots]
     steps: list[tuple[str, ...]] = []
     while queues[0]:
         heads = [q[0] for q in queues if q]
@@ -100,12 +118,30 @@ def _kept_candidates(view: GraphView, roots: list[NodeIndex]) -> list[tuple[str,
         buckets = {view.bucket[c] for c in heads}
         inputs = any(view.ops[c] in ("placeholder", "get_attr") for c in heads)
         if len(heads) == len(queues) and len(buckets) == 1 and None not in buckets and not inputs:
-            for q, c in zip(queues, heads, strict=True):
+            for q, c, region in zip(queues, heads, regions, strict=True):
                 q.popleft()
                 q.extend(view.args[c])
+                region.append(view.names[c])
         else:
             queues[0].popleft()
-    return steps
+    return steps, regions
+
+
+# what goes wrong when a refusing region keeps its candidate (02.1)
+GOES_WRONG = {
+    "nothing": "the same regions grow, one step later",
+    "misaligned": "the queues fall out of step and corresponding nodes never meet: less grows",
+    "merged": "nodes with different keys end up at one position",
+}
+
+
+def _goes_wrong(real: list[list[str]], broken: list[list[str]], view: GraphView) -> str:
+    if sorted(map(sorted, real)) == sorted(map(sorted, broken)):
+        return "nothing"
+    index = {name: i for i, name in enumerate(view.names)}
+    positions = zip(*broken, strict=True)
+    mixed = any(len({view.bucket[index[n]] for n in at}) > 1 for at in positions)
+    return "merged" if mixed else "misaligned"
 
 
 def check_02_1(answer: Answer) -> Verdict:
@@ -115,17 +151,39 @@ def check_02_1(answer: Answer) -> Verdict:
     group = expand(view).groups[0]
     real = [tuple(view.names[n] for n in s.candidates if n is not None) for s in group.steps]
     roots = [r[-1] for r in group.regions]
-    broken = _kept_candidates(view, roots)
-    why = "every queue pops once per step, the refused candidates too (EXP-3)"
-    kept = "region 1 keeps tanh, so step 2 meets region 0's next candidate with it"
+    broken, grown = _kept_candidates(view, roots)
+    regions = [[view.names[n] for n in r] for r in group.regions]
+    wrong = _goes_wrong(regions, grown, view)
+    pops = "every queue pops once per step, the refused candidates too (EXP-3): follow each "
+    pops += "region's queue (its root's arguments, in order) past step 1"
+    kept = "a region that keeps its refused candidate offers it again at step 2, while region "
+    kept += "0 moves on to its next one"
+    said = answer.choice("WHAT_GOES_WRONG", GOES_WRONG)
+    rule = f"that is: {GOES_WRONG[said]}; EXP-3 and EXP-6: a step joins only "
+    rule += "candidates with region 0's key: play your STEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE "
+    rule += "forward to the end and compare what grows with the real lock-step's regions"
     return Verdict(
         (
-            same("STEP_2", tuple(answer.names("STEP_2")), real[1], why),
+            same(
+                "STEP_2",
+                tuple(answer.names("STEP_2")),
+                real[1],
+                pops,
+                shown=f"the lock-step compares {real}",
+            ),
             same(
                 "STEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE",
                 tuple(answer.names("STEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE")),
                 broken[1],
                 kept,
+                shown=f"with kept candidates the steps compare {broken}",
+            ),
+            same(
+                "WHAT_GOES_WRONG",
+                said,
+                wrong,
+                rule,
+                shown=f"kept candidates grow {grown}, the lock-step {regions}",
             ),
         )
     )
@@ -262,7 +320,8 @@ EXERCISES = (
     Exercise(
         "02.1",
         ("EXP-3", "EXP-6"),
-        "STEP_2: tuple of node names\nSTEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE: tuple of node names",
+        "STEP_2: tuple of node names\nSTEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE: tuple of node names"
+        "\nWHAT_GOES_WRONG: one of " + ", ".join(repr(k) for k in GOES_WRONG),
         check_02_1,
     ),
     Exercise("02.2", ("EXP-8", "RPL-25"), "def build() -> torch.fx.GraphModule", check_02_2),

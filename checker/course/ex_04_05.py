@@ -136,7 +136,13 @@ def check_04_3(answer: Answer) -> Verdict:
     order = names_of(list(gm.graph.nodes))
     return Verdict(
         (
-            same("CYCLE", answer.names("CYCLE"), cycle, said + " (SRT-5: from its earliest node)"),
+            same(
+                "CYCLE",
+                answer.names("CYCLE"),
+                cycle,
+                "the error follows 'waits on' from the cycle's earliest node (SRT-5)",
+                shown=said,
+            ),
             same(
                 "ORDER_AFTER",
                 answer.names("ORDER_AFTER"),
@@ -220,7 +226,13 @@ def check_05_3(answer: Answer) -> Verdict:
     plain = plan_split(b6_graph(with_grad_nodes=False), policy({"a": 1, "e": 0, "total": 0}))
     return Verdict(
         (
-            same("REFUSED", answer.flag("REFUSED"), refused, said),
+            same(
+                "REFUSED",
+                answer.flag("REFUSED"),
+                refused,
+                "partitions under a global-state switch must not go down in id (SPL-10)",
+                shown=said,
+            ),
             same(
                 "ORDER_WITHOUT_GRAD_NODES",
                 answer.numbers("ORDER_WITHOUT_GRAD_NODES"),

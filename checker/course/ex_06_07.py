@@ -88,14 +88,45 @@ def check_06_1(answer: Answer) -> Verdict:
                 "LARGEST_OUTPUT_DIFFERENCE",
                 answer.real("LARGEST_OUTPUT_DIFFERENCE"),
                 diff,
-                "both modules run on the same float32 inputs: the multiply sees the same constant, "
-                "so no tolerance (CHK-16) is even needed",
+                "both modules run on the same float32 inputs, and the multiply uses the constant "
+                "as a float32 (your FLOAT32_CONSTANT)",
+                shown=f"the largest difference on seeded inputs is {diff}",
             ),
+            *_why_chk6_holds(answer, as_f32 == 1.5, diff),
         )
     )
 
 
+# why CHK-6 holds on 06.1's planted bug
+CHK6_HOLDS_BECAUSE = {
+    "tolerance": "the outputs differ, by less than CHK-16's tolerance",
+    "rounding": "in float32 the two constants are one number: both modules compute the same bits",
+    "inputs": "these random inputs happen to hide a difference other inputs would show",
+}
+
+
+def _why_chk6_holds(answer: Answer, rounds_away: bool, diff: float) -> tuple[Mark, Mark]:
+    """06.1's "why" facts: why CHK-6 holds, and whether a zero tolerance would catch the bug."""
+    truth = "rounding" if rounds_away and diff == 0 else "tolerance" if diff > 0 else "inputs"
+    said = answer.choice("CHK6_HOLDS_BECAUSE", CHK6_HOLDS_BECAUSE)
+    rule = (
+        f"that is: {CHK6_HOLDS_BECAUSE[said]}; CHK-6 compares outputs computed "
+        "in float32: set that against your FLOAT32_CONSTANT and LARGEST_OUTPUT_DIFFERENCE"
+    )
+    shown = f"{CHK6_HOLDS_BECAUSE[truth]} (the largest difference is {diff})"
+    zero = answer.flag("ZERO_TOLERANCE_CATCHES_IT")
+    zero_rule = (
+        "a zero tolerance (CHK-16 with rtol = atol = 0) flags exactly the outputs that "
+        "differ at all: see your LARGEST_OUTPUT_DIFFERENCE"
+    )
+    return (
+        same("CHK6_HOLDS_BECAUSE", said, truth, rule, shown=shown),
+        same("ZERO_TOLERANCE_CATCHES_IT", zero, diff > 0, zero_rule),
+    )
+
+
 _CHK = tuple(f"CHK-{n}" for n in (1, 2, 3, 4, 5, 6, 17))
+_META = "a meta tensor has a shape but no values: which obligations must run the modules? (CHK-7)"
 
 
 def check_06_2(answer: Answer) -> Verdict:
@@ -105,8 +136,14 @@ def check_06_2(answer: Answer) -> Verdict:
     why = "; ".join(o.line() for o in report.unknowns) or "nothing is unknown"
     return Verdict(
         (
-            same("VIOLATED", answer.chosen("VIOLATED", _CHK), _ids(report), why),
-            same("UNKNOWN", answer.chosen("UNKNOWN", _CHK), _ids(report, unknown=True), why),
+            same("VIOLATED", answer.chosen("VIOLATED", _CHK), _ids(report), _META, shown=why),
+            same(
+                "UNKNOWN",
+                answer.chosen("UNKNOWN", _CHK),
+                _ids(report, unknown=True),
+                _META,
+                shown=why,
+            ),
             same("OK", answer.flag("OK"), report.ok, "ok only when every obligation holds (CHK-7)"),
         )
     )
@@ -166,16 +203,31 @@ def check_07_1(answer: Answer) -> Verdict:
     lhs, rhs = (value // 2) * 3, (value * 3) // 2
     separates = value >= 0 and lhs != rhs
     why = f"at s0 = {value}: (s0 // 2) * 3 = {lhs}, (s0 * 3) // 2 = {rhs}"
+    second = prove_equal(FloorDiv(s0, 2) * 3, FloorDiv(s0 * 3, 2))
+    z3_s0 = dict(second.model).get("s0") if isinstance(second, Violated) else None
+    same_size = (
+        "it asks whether the size in z3's model (the Violated verdict's `model`) is "
+        "your S0 (SHP-9: a violation carries one model that separates the sides)"
+    )
     return Verdict(
         (
             same(
                 "NESTED_HOLDS",
                 answer.flag("NESTED_HOLDS"),
                 nested.__class__.__name__ == "Holds",
-                f"prove_equal says {nested}",
+                "run prove_equal on the two sides and read its verdict (SHP-2: `//` rounds "
+                "toward minus infinity)",
+                shown=f"prove_equal says {nested}",
             ),
             Mark(
                 "S0", separates, why + ("" if separates else ": a size where they differ, please")
+            ),
+            same(
+                "Z3_SAME_SIZE",
+                answer.flag("Z3_SAME_SIZE"),
+                z3_s0 == value,
+                same_size,
+                shown=f"z3's model is s0 = {z3_s0}, yours {value}",
             ),
         )
     )
@@ -204,7 +256,8 @@ def check_07_2(answer: Answer) -> Verdict:
                 "AT_B_ZERO",
                 answer.text("AT_B_ZERO"),
                 type(zero).__name__ if not isinstance(zero, int) else "a number",
-                f"z3_value_at gives {zero} (SHP-5)",
+                "a term undefined at the given values is neither true nor false (SHP-5)",
+                shown=f"z3_value_at gives {zero} (SHP-5)",
             ),
         )
     )
@@ -221,7 +274,11 @@ def check_07_3(answer: Answer) -> Verdict:
         (
             Mark("FACTS", contradictory, f"with your facts prove_equal says {theirs}{asked}"),
             same(
-                "VERDICT", answer.text("VERDICT"), type(truth).__name__, f"prove_equal says {truth}"
+                "VERDICT",
+                answer.text("VERDICT"),
+                type(truth).__name__,
+                "facts that admit no value at all prove nothing and refute nothing (SHP-10)",
+                shown=f"prove_equal says {truth}",
             ),
             same(
                 "DIFFERENT_LENGTHS",
@@ -238,7 +295,9 @@ EXERCISES = (
         "06.1",
         ("CHK-3", "CHK-16"),
         "VIOLATED: set of obligation ids ('CHK-n')\n"
-        "FLOAT32_CONSTANT: float\nLARGEST_OUTPUT_DIFFERENCE: float",
+        "FLOAT32_CONSTANT: float\nLARGEST_OUTPUT_DIFFERENCE: float\n"
+        "CHK6_HOLDS_BECAUSE: one of " + ", ".join(repr(k) for k in CHK6_HOLDS_BECAUSE) + "\n"
+        "ZERO_TOLERANCE_CATCHES_IT: bool",
         check_06_1,
     ),
     Exercise(
@@ -262,7 +321,8 @@ EXERCISES = (
     Exercise(
         "07.1",
         ("SHP-2", "SHP-9"),
-        "NESTED_HOLDS: bool\nS0: int, a size where the two sides differ",
+        "NESTED_HOLDS: bool\nS0: int, a size where the two sides differ\n"
+        "Z3_SAME_SIZE: bool, does z3's model name your S0",
         check_07_1,
     ),
     Exercise(

@@ -46,7 +46,8 @@ def check_08_1(answer: Answer) -> Verdict:
                 "FAILS",
                 answer.flag("FAILS"),
                 report.fails,
-                f"blame: {', '.join(blamed)}; a valid other order is a free choice (DIF-3, DIF-4)",
+                "a run fails only on a difference it blames on a side (DIF-3, DIF-4)",
+                shown=f"blame: {', '.join(blamed)}; a valid other order is a free choice",
             ),
         )
     )

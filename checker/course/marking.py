@@ -84,6 +84,14 @@ class Answer:
             raise FxOracleError(f"{self.where}: `{name}` must hold ints, not {value!r}")
         return tuple(value)
 
+    def choice(self, name: str, choices: Collection[str]) -> str:
+        """One of `choices`, by its label."""
+        value = self.text(name)
+        if value not in choices:
+            allowed = ", ".join(repr(c) for c in choices)
+            raise FxOracleError(f"{self.where}: `{name}` is {value!r}; choose one of {allowed}")
+        return value
+
     def chosen(self, name: str, choices: Collection[str]) -> frozenset[str]:
         """A set of names, each one of `choices`."""
         picked = frozenset(self.names(name))
@@ -112,10 +120,12 @@ def read_answer(path: Path) -> Answer:
     return Answer(str(path), loaded.module, loaded.values)
 
 
-def same(fact: str, given: object, truth: object, why: str) -> Mark:
-    """The mark of a fact compared exactly; `why` says what the code shows."""
+def same(fact: str, given: object, truth: object, why: str, *, shown: str = "") -> Mark:
+    """The mark of a fact compared exactly. `why` is the rule the fact follows, told on a
+    wrong answer next to what the learner wrote, so it must not state the right answer;
+    `shown` (default `why`) is told on a right one and may show what the code computed."""
     if given == truth:
-        return Mark(fact, True, why)
+        return Mark(fact, True, shown or why)
     return Mark(fact, False, f"you wrote {_shown(given)}; {why}")
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
 
 import torch.fx
 
@@ -19,8 +18,15 @@ from checker.io.model_file import load_model_file
 from checker.io.reports import plural
 from checker.io.user_code import shown_name
 from checker.tools.checked_pipeline import gated_deduplicate
-from checker.tools.outcomes import region_outcomes
-from checker.tools.refusals import StepContext, refusal_detail
+from checker.tools.outcomes import RegionOutcome, region_fates
+from checker.tools.refusals import StepContext, StepLine, step_lines
+from checker.tools.shortfall import (
+    DroppedGroup,
+    KeyedApart,
+    claimed_roots,
+    dropped_group,
+    keyed_apart,
+)
 from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
 from reference.expand.lockstep import GroupExpansion
@@ -34,30 +40,32 @@ Keys = Mapping[torch.fx.Node, NodeKey]
 
 
 @dataclass(frozen=True, slots=True)
-class StepLine:
-    candidates: tuple[str, ...]
-    joined: bool
-    refused_region: int | None
-    reason: str | None
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
 class GroupLesson:
+    """A kept group: its roots, the members of its bucket already claimed by earlier groups
+    (names, and in `claimed_in` each with its owner:
+    `mul_1 (group 0 region 2)`), every step, its regions and what became of each."""
+
     index: int
     roots: tuple[str, ...]
     claimed_roots: tuple[str, ...]
     steps: tuple[StepLine, ...]
     regions: tuple[tuple[str, ...], ...]
     kept: bool
-    outcomes: tuple[str, ...] = ()
+    outcomes: tuple[RegionOutcome, ...] = ()
+    claimed_in: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Lesson:
+    """The kept groups (all, or the one asked for); and, for the whole model, the groups the
+    expansion dropped while some member is in no region, and the near misses of the key
+    (EXP-14)."""
+
     model: str
     nodes: int
     groups: tuple[GroupLesson, ...]
+    dropped: tuple[DroppedGroup, ...] = ()
+    keyed_apart: tuple[KeyedApart, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -65,6 +73,8 @@ class Lesson:
             "torch": TORCH.version,
             "nodes": self.nodes,
             "groups": [_group_json(g) for g in self.groups],
+            "dropped": [d.to_json() for d in self.dropped],
+            "keyed_apart": [k.to_json() for k in self.keyed_apart],
         }
 
 
@@ -73,46 +83,32 @@ def _group_json(g: GroupLesson) -> dict[str, object]:
         "index": g.index,
         "roots": list(g.roots),
         "claimed_roots": list(g.claimed_roots),
+        "claimed_in": list(g.claimed_in),
         "kept": g.kept,
         "regions": [list(r) for r in g.regions],
-        "outcomes": list(g.outcomes),
-        "steps": [
-            {
-                "candidates": list(s.candidates),
-                "joined": s.joined,
-                "reason": s.reason,
-                "detail": s.detail,
-            }
-            for s in g.steps
-        ],
+        "outcomes": [o.text() for o in g.outcomes],
+        "region_outcomes": [o.to_json() for o in g.outcomes],
+        "steps": [s.to_json() for s in g.steps],
     }
 
 
 def _lesson(
-    search: RegionSearch, keys: Keys, index: int, g: GroupExpansion, earlier: dict[NodeIndex, str]
+    search: RegionSearch, keys: Keys, index: int, g: GroupExpansion, owners: dict[NodeIndex, str]
 ) -> GroupLesson:
     """The group's steps, each refusal with what differs (EXP-10); then its regions are
-    recorded in `earlier` for the groups after it."""
+    recorded in `owners` for the groups after it."""
     view = search.view
-    regions = [[r[-1]] for r in g.regions]
-    steps = []
-    for step in g.steps:
-        ctx = StepContext(view, search.nodes, keys, regions, earlier)
-        names = tuple("-" if c is None else view.names[c] for c in step.candidates)
-        reason = None if step.reason is None else str(step.reason)
-        steps.append(StepLine(names, step.accepted, step.refused_region, reason,
-                              refusal_detail(ctx, step)))  # fmt: skip
-        if step.accepted:
-            for region, c in zip(regions, step.candidates, strict=True):
-                region.append(cast("NodeIndex", c))
-    earlier.update((n, f"group {index} region {k}") for k, r in enumerate(g.regions) for n in r)
+    ctx = StepContext(view, search.nodes, keys, [[r[-1]] for r in g.regions], owners)
+    claimed = claimed_roots(search, g, owners)
+    owners.update((n, f"group {index} region {k}") for k, r in enumerate(g.regions) for n in r)
     return GroupLesson(
         index=index,
         roots=tuple(view.names[r[-1]] for r in g.regions),
-        claimed_roots=tuple(view.names[r] for r in g.claimed_roots),
-        steps=tuple(steps),
+        claimed_roots=tuple(view.names[c] for c in g.claimed_roots),
+        steps=step_lines(ctx, g.steps),
         regions=tuple(tuple(view.names[i] for i in r) for r in g.regions),
         kept=g.kept,
+        claimed_in=claimed,
     )
 
 
@@ -129,30 +125,47 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
     """The lesson for an already captured graph; `group` picks one kept group by index.
 
     After the expansion it deduplicates the graph (in place, behind the checker's gate, as every
-    fxoracle tool does) and tells, per group, which regions became calls and which were refused,
-    with the invariant that refused them.
+    fxoracle tool does) and tells, per group, what became of each region, with the invariant
+    that refused it. Without `group` it also tells which groups the expansion dropped and
+    which nodes keyed apart by a single field (EXP-14).
     """
     search = search_regions(captured.gm.graph, captured.tracker.buckets())
-    lessons = group_lessons(search, captured.tracker.node_to_key)
-    if group is not None and not 0 <= group < len(lessons):
-        raise FxOracleError(
-            f"--group {group}: the model has {plural(len(lessons), 'region group')}"
-        )
+    kept_count = sum(g.kept for g in search.expansion.groups)
+    if group is not None and not 0 <= group < kept_count:
+        raise FxOracleError(f"--group {group}: the model has {plural(kept_count, 'region group')}")
+    keys = captured.tracker.node_to_key
+    lessons, dropped = _group_fates(search, keys)
     result = gated_deduplicate(captured.gm, captured.tracker, search)
     chosen = tuple(
-        replace(lesson, outcomes=tuple(region_outcomes(result, lesson.index)))
-        for lesson in lessons
-        if group is None or lesson.index == group
+        replace(x, outcomes=region_fates(result, x.index, len(x.regions)))
+        for x in lessons
+        if group is None or x.index == group
     )
-    return Lesson(name, len(search.view), chosen)
+    if group is not None:
+        return Lesson(name, len(search.view), chosen)
+    lost = tuple(d for d in dropped if d.lost)
+    apart = keyed_apart(search, keys, call_sites=not lessons)
+    return Lesson(name, len(search.view), chosen, lost, apart)
 
 
 def group_lessons(search: RegionSearch, keys: Keys) -> list[GroupLesson]:
     """Each kept group's lesson, its steps and what differs at each refusal (no outcomes:
     those come from the replacement). `verify --html` shows these too."""
-    earlier: dict[NodeIndex, str] = {}
-    kept = [g for g in search.expansion.groups if g.kept]
-    return [_lesson(search, keys, i, g, earlier) for i, g in enumerate(kept)]
+    return _group_fates(search, keys)[0]
+
+
+def _group_fates(search: RegionSearch, keys: Keys) -> tuple[list[GroupLesson], list[DroppedGroup]]:
+    """The kept groups' lessons and the dropped groups, in the expansion's order; a node is
+    named by the first group that claimed it (EXP-14)."""
+    owners: dict[NodeIndex, str] = {}
+    lessons: list[GroupLesson] = []
+    dropped: list[DroppedGroup] = []
+    for g in search.expansion.groups:
+        if g.kept:
+            lessons.append(_lesson(search, keys, len(lessons), g, owners))
+        else:
+            dropped.append(dropped_group(search, keys, g, owners))
+    return lessons, dropped
 
 
 def step_verdict(s: StepLine) -> str:
@@ -179,6 +192,24 @@ def render_text(lesson: Lesson) -> str:
             out.append(f"  step {k + 1}: [{cands}] -> {step_verdict(s)}")
         out.append(f"  result: {group_shape(g)}")
         out.append("    representative: [" + ", ".join(g.regions[0]) + "]")
-        out.extend(f"  {line}" for line in g.outcomes)
+        if g.claimed_in:
+            out.append(f"  not roots, already claimed (EXP-4): {', '.join(g.claimed_in)}")
+        out.extend(f"  {o.text()}" for o in g.outcomes)
         out.append("")
-    return "\n".join(out)
+    return "\n".join(out + _shortfall_text(lesson))
+
+
+def _shortfall_text(lesson: Lesson) -> list[str]:
+    """The dropped groups, each with its steps, and the near misses of the key (EXP-14)."""
+    if not lesson.dropped and not lesson.keyed_apart:
+        return []
+    head = "Why not more groups" if lesson.groups else "No region group: why"
+    out = [f"{head} (EXP-14)", ""]
+    for d in lesson.dropped:
+        out.append(f"Dropped group of {', '.join(d.members)}: {d.why}")
+        if d.claimed:
+            out.append(f"  already claimed: {', '.join(d.claimed)}")
+        for k, s in enumerate(d.steps):
+            out.append(f"  step {k + 1}: [{', '.join(s.candidates)}] -> {step_verdict(s)}")
+    out.extend(x.text() for x in lesson.keyed_apart)
+    return [*out, ""]

@@ -11,7 +11,8 @@ tracker's keys and the regions as they were at that step; it decides nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
+from typing import cast
 
 import torch.fx
 
@@ -41,6 +42,32 @@ def key_differences(a: object, b: object, path: str = "") -> list[Difference]:
     return [] if a == b else [(path, a, b)]
 
 
+def sorted_differences(a: object, b: object) -> list[Difference]:
+    """`key_differences` of two keys, the fields a reader looks at first first."""
+    return sorted(key_differences(a, b), key=lambda d: _FIRST.index(top_field(d[0])))
+
+
+def top_field(path: str) -> str:
+    """The key's own field a difference is in: `args` for `args[1].value`."""
+    return path.split("[")[0].split(".")[0]
+
+
+@dataclass(frozen=True, slots=True)
+class StepLine:
+    """One lock-step as a reader sees it: the candidates' names (`-`: an empty queue), whether
+    they joined, else the refusing region, the invariant and what differs."""
+
+    candidates: tuple[str, ...]
+    joined: bool
+    refused_region: int | None
+    reason: str | None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"candidates": list(self.candidates), "joined": self.joined,
+                "reason": self.reason, "detail": self.detail}  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class StepContext:
     """What a refusal is explained from: the view, the nodes behind it, their keys, the
@@ -52,6 +79,23 @@ class StepContext:
     keys: Mapping[torch.fx.Node, NodeKey]
     regions: Sequence[Sequence[NodeIndex]]
     earlier: Mapping[NodeIndex, str]
+
+
+def step_lines(ctx: StepContext, steps: Sequence[Step]) -> tuple[StepLine, ...]:
+    """Every step of a group, each refusal with what differs (EXP-10); `ctx.regions` are the
+    roots, and each accepted step's candidates join them for the steps after it."""
+    regions = [list(r) for r in ctx.regions]
+    ctx = replace(ctx, regions=regions)
+    lines = []
+    for step in steps:
+        names = tuple("-" if c is None else ctx.view.names[c] for c in step.candidates)
+        reason = None if step.reason is None else str(step.reason)
+        lines.append(StepLine(names, step.accepted, step.refused_region, reason,
+                              refusal_detail(ctx, step)))  # fmt: skip
+        if step.accepted:
+            for region, c in zip(regions, step.candidates, strict=True):
+                region.append(cast("NodeIndex", c))
+    return tuple(lines)
 
 
 def refusal_detail(ctx: StepContext, step: Step) -> str:
@@ -93,9 +137,7 @@ def _different(ctx: StepContext, step: Step, c: NodeIndex) -> str:
     name, name0 = ctx.view.names[c], ctx.view.names[c0]
     if a is None or b is None:
         return f"{name if b is None else name0} is untracked (no key)"
-    found = sorted(
-        key_differences(a, b), key=lambda d: _FIRST.index(d[0].split("[")[0].split(".")[0])
-    )
+    found = sorted_differences(a, b)
     if not found:
         return f"{name} was taken out of its bucket (node_to_duplicates, TRK-12)"
     path, mine, theirs = found[0]

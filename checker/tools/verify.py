@@ -20,7 +20,7 @@ from checker.io.user_code import shown_name
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
 from checker.proof.verdict import Holds, Verdict, verdict_name
 from checker.tools.checked_pipeline import PipelineResult, Split, run_pipeline
-from checker.tools.outcomes import region_outcomes
+from checker.tools.outcomes import region_fates, region_outcomes
 from reference.dynamo.capture import Capture, capture
 from reference.fx_helpers import NodeIndex
 from reference.names import INVOKE
@@ -54,6 +54,10 @@ class VerifyReport:
             "invoke_calls": self.invoke_calls,
             "replaced": [_replaced_json(x) for x in r.dedup.replaced],
             "refused": [_refused_json(x) for x in r.dedup.refused],
+            "region_outcomes": [
+                [o.to_json() for o in region_fates(r.dedup, i, len(g))]
+                for i, g in enumerate(kept_regions(r))
+            ],
             "checks": checks_json(r.check),
             "obligations": r.check.to_json()["obligations"],
             "ok": self.ok,
@@ -159,7 +163,7 @@ def render_text(report: VerifyReport) -> str:
             f"  group {i}: {plural(len(group), 'region')} x {plural(len(group[0]), 'node')}"
         )
         lines.append("    representative: [" + ", ".join(r.search.names(group[0])) + "]")
-        lines.extend(f"    {line}" for line in region_outcomes(r.dedup, i))
+        lines.extend(f"    {line}" for line in region_outcomes(r.dedup, i, len(group)))
     lines.append(f"  subgraphs: {len(r.dedup.subgraphs)}, invoke calls: {report.invoke_calls}")
     lines.append("  checks:")
     lines.extend(f"    {line}" for line in r.check.render_text().splitlines()[:-1])

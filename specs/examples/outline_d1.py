@@ -1,26 +1,16 @@
-"""Chapter 03 worked example: scenario D1 deduplicated; the graph and the subgraph printed."""
+"""Chapter 03 worked example: scenario D1 (`tests/corpus/d01_single_subgraph.py`) deduplicated;
+the graph and the subgraph printed. `fxoracle explain tests/corpus/d01_single_subgraph.py`
+narrates how the regions of this same model grew."""
 
-import torch
+from pathlib import Path
 
+from checker.io.model_file import load_model_file
 from reference import deduplicate
 from reference.dynamo.capture import capture
 
-
-def inner(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    x0 = x + 1
-    y0 = y + 2
-    return x0.sum() + y0.sum()
-
-
-def model(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    inner(x, y)
-    o1 = torch.sin(y)
-    o2 = inner(x, o1)
-    o3 = inner(x, y)
-    return o2 * (o3 * o3)
-
-
-c = capture(model, (torch.rand(10, 10), torch.rand(10, 20)))
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "corpus"
+d1 = load_model_file(CORPUS / "d01_single_subgraph.py")
+c = capture(d1.model, d1.example_inputs)
 result = deduplicate(c.gm, c.tracker)
 print(c.gm.code.strip())
 print()

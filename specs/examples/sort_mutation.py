@@ -1,8 +1,8 @@
 """Chapter 04 worked example: a scrambled 6-node graph with a mutation, before and after the sort.
 
 `before` reads x before `x.add_(1)` and `after` reads it after. The mutation dependencies
-(SRT-6) are computed on the graph in its original order; then the graph is scrambled and sorted
-twice, with and without them.
+(SRT-6) are computed on the graph in its original order and drawn on x's users; then the graph
+is scrambled and sorted twice, with and without them.
 """
 
 import textwrap
@@ -10,7 +10,7 @@ import textwrap
 import torch
 import torch.fx
 
-from checker.tools.render.pictures import sort_steps
+from checker.tools.render.pictures import sort_steps, users_picture
 from reference.order.deps import OrderingDeps
 from reference.order.sort import SortStep, node_deps, order_indices, stable_topological_sort
 
@@ -54,9 +54,8 @@ print()
 
 gm, nodes = build()
 deps = OrderingDeps.from_graph(gm.graph, {nodes["add_"]: [0]})  # add_ mutates flat arg 0, x
-print("extra ordering deps (SRT-6):")
-for node, own in deps.as_mapping().items():
-    print(f"  {node.name} after {', '.join(d.name for d in own)}")
+print("x's users, in x.users order, and the extra deps SRT-6 adds between them:")
+print(textwrap.indent(users_picture(nodes["x"], deps.as_mapping(), {nodes["add_"]}), "  "))
 scramble(nodes)
 print()
 print("scrambled:")

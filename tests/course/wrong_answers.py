@@ -8,7 +8,8 @@ WRONG = {
     "01.2": "LIVE_SAME_KEY = True\nOFFLINE_SAME_KEY = True",
     "01.3": 'DIFFERING_FIELD = "call_site"',
     # the refused candidate stays: the learner did not see the queues misalign
-    "02.1": 'STEP_2 = ("cos", "cos_1")\nSTEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE = ("cos", "cos_1")',
+    "02.1": 'STEP_2 = ("cos", "cos_1")\n'
+    'STEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE = ("cos", "cos_1")\nWHAT_GOES_WRONG = "nothing"',
     # two independent regions: safe alone and together
     "02.2": """
 import torch
@@ -41,12 +42,13 @@ def build() -> torch.fx.GraphModule:
     "05.3": "REFUSED = False\nORDER_WITHOUT_GRAD_NODES = [0, 1]",
     # the tolerance story: the constant is thought to reach the multiply unrounded
     "06.1": 'VIOLATED = {"CHK-3"}\nFLOAT32_CONSTANT = 1.5000000015\n'
-    "LARGEST_OUTPUT_DIFFERENCE = 2.2e-9",
+    'LARGEST_OUTPUT_DIFFERENCE = 2.2e-9\nCHK6_HOLDS_BECAUSE = "tolerance"\n'
+    "ZERO_TOLERANCE_CATCHES_IT = True",
     "06.2": 'VIOLATED = {"CHK-6"}\nUNKNOWN = set()\nOK = False',
     "06.3": 'VIOLATED = {"CHK-2"}\nCYCLE = ["mul_2", "invoke_subgraph", "getitem", "mul_2"]',
     "06.4": 'CHK4 = "violated"\nFIRST_PARTITION_NODES = ["t"]',
     # an even size, where the two sides agree
-    "07.1": "NESTED_HOLDS = True\nS0 = 4",
+    "07.1": "NESTED_HOLDS = True\nS0 = 4\nZ3_SAME_SIZE = True",
     "07.2": 'FLOORDIV_7_BY_MINUS_2 = -3\nMOD_1_BY_MINUS_2 = 1\nAT_B_ZERO = "Holds"',
     "07.3": "from checker.proof.shapes import ShapeFacts, SymbolRange\n\n"
     'FACTS = ShapeFacts(ranges=(SymbolRange("s0", 3, 5),))\nVERDICT = "Violated"\n'

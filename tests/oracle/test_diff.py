@@ -210,7 +210,7 @@ BOTH_RIGHT = {
         "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        h3 = block(h0, h0)\n"
         "    return h0, h1, h2, h3\n\n\n"
         "example_inputs = (torch.randn(4, 8, requires_grad=True), torch.randn(4, 8))\n",
-        "with torch's unpinned grad mode (SRT-8) the reference gives the same graph",
+        "with torch's unpinned grad mode (without SRT-8) the reference gives the same graph",
     ),
     "lossy_erasure": (
         "def block(h, g):\n    t = (h + g).transpose(0, 1).contiguous().transpose(0, 1)\n"
@@ -220,8 +220,8 @@ BOTH_RIGHT = {
         "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        h2 = block(h0[0], h0[0])\n"
         "    return h0, h1, h2\n\n\n"
         "example_inputs = (torch.randn(6, 8), torch.randn(6, 8))\n",
-        "with torch's erasure that drops an erased node's own deps (SRT-10) the reference gives "
-        "the same graph",
+        "with torch's erasure that drops an erased node's own deps (without SRT-10) the reference "
+        "gives the same graph",
     ),
 }
 

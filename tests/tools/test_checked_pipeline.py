@@ -50,4 +50,4 @@ def test_explain_expands_once_and_goes_through_the_gate(monkeypatch: pytest.Monk
     lesson, _ = run_explain(EXAMPLES / "transformer.py")
     assert len(calls) == 1
     assert asked == [3]  # the gate saw the one group, its 3 regions (RPL-11)
-    assert all(line.endswith("(subgraph_0)") for line in lesson.groups[0].outcomes)
+    assert all(o.text().endswith("(subgraph_0)") for o in lesson.groups[0].outcomes)

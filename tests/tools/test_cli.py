@@ -46,7 +46,7 @@ def test_verify_bundled_example_json(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 SCHEMA = {"model", "torch", "nodes", "region_groups", "subgraphs", "invoke_calls", "replaced",
-          "refused", "checks", "obligations", "ok", "timings"}  # fmt: skip
+          "refused", "region_outcomes", "checks", "obligations", "ok", "timings"}  # fmt: skip
 CHECKS = ("acyclic", "dependencies_preserved", "shapes_proven", "outputs_match", "runs_in_torch")
 from tests.support.paths import CORPUS, EXAMPLES  # noqa: E402
 

@@ -75,3 +75,23 @@ def test_exp10_one_heading_refusals_by_region_and_figures_as_tall_as_one_region(
     heights = [float(h) for h in re.findall(r'<svg [^>]*height="([0-9.]+)pt"', page)]
     rows = [h / (0.55 * 72) for h in heights]  # drawing.svg_of: 0.55 inch a row
     assert len(group.regions) == 3 and max(rows) <= 2 * len(group.regions[0]), rows
+
+
+def test_exp10_labels_are_kept_whole_on_every_box() -> None:
+    """A long parameter name is wrapped, never cut: two names that differ in the middle (the
+    block index) stay told apart, and every character of every label is on the box."""
+    from checker.tools.render.drawing import node_box
+
+    g = torch.fx.Graph()
+    names = ["l_self_modules_blocks_modules_0_modules_norm2_parameters_weight_",
+             "l_self_modules_blocks_modules_11_modules_norm2_parameters_weight_"]  # fmt: skip
+    labels = [node_box(g.placeholder(n), None).label.split("\ninput")[0] for n in names]
+    assert [label.replace("\n", "") for label in labels] == [
+        "l_self.blocks.0.norm2.weight_",
+        "l_self.blocks.11.norm2.weight_",
+    ]
+    assert all(len(line) <= 26 for label in labels for line in label.splitlines())
+    very = "l_self_model_decoder_layers_11_encoder_attn_k_proj_parametrizations_weight_original0_"
+    label = node_box(g.placeholder(very), None).label.split("\ninput")[0]
+    assert len(label.splitlines()) == 3 and label.startswith("…")
+    assert label.replace("\n", "") == "…" + very[-77:]

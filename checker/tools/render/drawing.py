@@ -111,12 +111,22 @@ def _what(node: torch.fx.Node) -> str:
 _OP_WORDS = {"placeholder": "input", "get_attr": "attribute", "output": "output"}
 
 
-def _short(text: str, limit: int = 26) -> str:
-    """`text`, or its start and end around a `~` (names differ at both ends: layers, params)."""
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) // 2
-    return text[:head] + "~" + text[len(text) - (limit - 1 - head) :]
+def _short(text: str, limit: int = 26, most: int = 3) -> str:
+    """`text` on lines of at most `limit` characters, broken after a `.` or `_` where one falls
+    in the line (else at the limit), so two names that differ only in the middle
+    (`blocks.0.norm2` and `blocks.1.norm2`) stay told apart. At most `most` lines, so boxes
+    keep their row: a longer text loses its start, the same way for every label (`…` first)."""
+    lines: list[str] = []
+    while len(text) > limit:
+        cut = max(text.rfind(".", 1, limit), text.rfind("_", 1, limit)) + 1
+        cut = cut if cut > 1 else limit
+        lines.append(text[:cut])
+        text = text[cut:]
+    lines.append(text)
+    if len(lines) <= most:
+        return "\n".join(lines)
+    tail = "…" + "".join(lines)[-(limit * most - 1) :]
+    return "\n".join(tail[k : k + limit] for k in range(0, len(tail), limit))
 
 
 def _condensed(nodes: Sequence[torch.fx.Node], membership: Membership) -> Drawing:

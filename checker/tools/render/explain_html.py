@@ -57,7 +57,7 @@ def _group_section(group: GroupLesson, by_name: dict[str, torch.fx.Node]) -> lis
             parts.append(_frame(group, joined, by_name, text))
         else:
             parts.append(f'<p class="note">{html.escape(text)}</p>')
-    parts += [f'<p class="note">{html.escape(line)}</p>' for line in group.outcomes]
+    parts += [f'<p class="note">{html.escape(o.text())}</p>' for o in group.outcomes]
     return parts
 
 

@@ -25,7 +25,7 @@ import torch.fx
 from checker.io.reports import plural
 from checker.proof.report import Report
 from checker.tools.explain import group_lessons
-from checker.tools.outcomes import region_outcomes
+from checker.tools.outcomes import region_fates
 
 # re-exported: the HTML tests and `checker.tools.render.explain_html` import these from here
 from checker.tools.render.drawing import BOX_LIMIT as BOX_LIMIT
@@ -119,7 +119,7 @@ def _groups(report: VerifyReport, groups: Sequence[Sequence[Sequence[str]]]) -> 
     found = [f"<h2>Region groups ({len(groups)})</h2>"]
     if not groups:
         found.append('<p class="note">No region groups: nothing repeats.</p>')
-    found += [group_section(g, regions, region_outcomes(r.dedup, g), lessons[g])
+    found += [group_section(g, regions, region_fates(r.dedup, g, len(regions)), lessons[g])
               for g, regions in enumerate(groups)]  # fmt: skip
     return found
 
@@ -243,7 +243,7 @@ details.fates table {{ margin-top: 0.3em; }}
   color: #fff; font-weight: bold; font-size: 12px; letter-spacing: 0.5px; }}
 .badge.holds, .badge.ok, .badge.replaced {{ background: #1a7f37; }}
 .badge.violated, .badge.not-ok {{ background: #cf222e; }}
-.badge.unknown, .badge.refused {{ background: #9a6700; }}
+.badge.unknown, .badge.refused, .badge.not-replaced {{ background: #9a6700; }}
 p.verdict {{ font-size: 16px; }}
 p.verdict .badge {{ font-size: 18px; padding: 3px 12px; }}
 tr.violated td {{ background: #ffebe9; }}

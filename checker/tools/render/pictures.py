@@ -1,6 +1,7 @@
-"""Text pictures for the course: the sort's lists step by step (spec chapter 04), a split plan
-with its preludes and epilogues (chapter 05), and one storage's reads and writes in graph order
-with the edges that keep them there (chapter 09).
+"""Text pictures for the course: the outside path that makes a candidate close a cycle (spec
+chapter 02, EXP-8), a node's users with the extra dependencies between them and the sort's lists
+step by step (chapter 04), a split plan with its preludes and epilogues (chapter 05), and one
+storage's names, reads and writes in graph order with the edges that keep them there (chapter 09).
 
 Each picture is drawn from what the reference computed (`order_indices`'s trace, a
 `SplitPlan`, an `AliasDB` and `OrderingDeps`), never from a second copy of the algorithm, so a
@@ -10,7 +11,8 @@ by `tests/course/test_spec_examples.py`: the pictures cannot drift from the code
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Collection, Mapping, Sequence
 
 import torch.fx
 
@@ -27,6 +29,66 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in [header, *rows]]  # fmt: skip
+    return "\n".join(lines)
+
+
+# -- chapter 02: the cycle a candidate would close -----------------------------------------------
+def cycle_picture(candidate: Node, region: Sequence[Node]) -> str:
+    """Each user of `candidate`: in the region, or the path it leads along back into the region
+    (the shortest, through users); then, if some path does, the cycle the region's call would
+    sit on once `candidate` joined it (EXP-8)."""
+    lines = [f"region: {', '.join(n.name for n in region)}; candidate: {candidate.name}"]
+    closing: list[Node] = []
+    for user in candidate.users:
+        if user in region:
+            lines.append(f"  {candidate.name} ──▶ {user.name}   (in the region)")
+            continue
+        path = _path_into(user, region)
+        tail = " ──▶ ".join(n.name for n in path) if path else user.name
+        why = "   (outside, and back into the region)" if path else "   (outside)"
+        lines.append(f"  {candidate.name} ──▶ {tail}{why}")
+        closing = closing or path[:-1]
+    if closing:
+        inner = " ──▶ ".join(n.name for n in closing)
+        lines.append(f"with {candidate.name} in it, the region is one call R: "
+                     f"R ──▶ {inner} ──▶ R, a cycle (EXP-8)")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _path_into(start: Node, region: Sequence[Node]) -> list[Node]:
+    """The shortest path from `start` along users to a node of `region`; [] when none."""
+    came: dict[Node, Node | None] = {start: None}
+    todo = deque([start])
+    while todo:
+        node = todo.popleft()
+        if node in region:
+            path = [node]
+            while (prev := came[path[-1]]) is not None:
+                path.append(prev)
+            return path[::-1]
+        for user in node.users:
+            if user not in came:
+                came[user] = node
+                todo.append(user)
+    return []
+
+
+# -- chapter 04: a node's users and the extra dependencies; the sort ------------------------------
+def users_picture(
+    node: Node, extra: Mapping[Node, Sequence[Node]], writers: Collection[Node]
+) -> str:
+    """`node`'s users in `node.users` order, each reading or writing it, and the extra
+    dependencies between them: `◀╌ d` on a user's row says it must stay after `d`."""
+    users = list(node.users)
+    width = max(len(u.name) for u in users)
+    lines = [node.name]
+    for k, user in enumerate(users):
+        branch = "└" if k == len(users) - 1 else "├"
+        does = "writes" if user in writers else "reads"
+        after = [d.name for d in extra.get(user, ()) if d in users]
+        arrows = "".join(f"   ◀╌ after {d}" for d in after)
+        row = f"{branch}──▶ {user.name.ljust(width)}  {does:<6} {node.name}{arrows}"
+        lines.append(row.rstrip())
     return "\n".join(lines)
 
 
@@ -111,6 +173,17 @@ def storage_timeline(
             if dep in touching:
                 rule = "SRT-6, torch has it too" if dep in old.get(node, ()) else "SRT-12 only"
                 lines.append(f"  {node.name} after {dep.name}   ({rule})")
+    return "\n".join(lines)
+
+
+def storage_names(graph: torch.fx.Graph, db: AliasDB, base: Node) -> str:
+    """The nodes whose value lives in `base`'s storage class, in graph order, with what each
+    does: one storage, several names (EFF-5)."""
+    (cls,) = db.classes(base)
+    names = [n for n in graph.nodes if cls in db.classes(n)]
+    width = max(len(n.name) for n in names)
+    lines = [f"one storage, {len(names)} names: {', '.join(n.name for n in names)}"]
+    lines += [f"  {n.name.ljust(width)}  {_assignment(n)}" for n in names]
     return "\n".join(lines)
 
 

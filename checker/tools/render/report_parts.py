@@ -17,6 +17,7 @@ from checker.io.reports import plural
 from checker.proof.report import Obligation, Report
 from checker.proof.verdict import Holds, Unknown, Violated, verdict_name
 from checker.tools.explain import GroupLesson, step_verdict
+from checker.tools.outcomes import Fate, RegionOutcome
 from checker.tools.render.drawing import group_colour
 
 SPEC = "specs/06-checker.md"  # relative to the page: it resolves on a page at the repo's root
@@ -55,8 +56,8 @@ def value_html(value: object) -> str:
 
 
 def badge(word: str) -> str:
-    """`holds`, `violated`, `unknown`, `replaced`, `refused`, `ok`, `not ok`: the word on its
-    colour (the word is there for a reader who does not see the colour)."""
+    """`holds`, `violated`, `unknown`, `replaced`, `refused`, `not replaced`, `ok`, `not ok`:
+    the word on its colour (the word is there for a reader who does not see the colour)."""
     return f'<span class="badge {word.replace(" ", "-")}">{esc(word.upper())}</span>'
 
 
@@ -110,10 +111,13 @@ _ID = re.compile(r"\b([A-Z]{3}-\d+)\b")
 
 
 def group_section(
-    index: int, regions: Sequence[Sequence[str]], outcomes: Sequence[str], lesson: GroupLesson
+    index: int,
+    regions: Sequence[Sequence[str]],
+    outcomes: Sequence[RegionOutcome],
+    lesson: GroupLesson,
 ) -> str:
-    """A group: its shape and representative nodes, each region's fate (the lines `explain`
-    prints, `region_outcomes`), and the lock-steps that were refused, with what differed."""
+    """A group: its shape and representative nodes, each region's fate (the records `explain`
+    prints, `region_fates`), and the lock-steps that were refused, with what differed."""
     shape = f"{plural(len(regions), 'region')} x {plural(len(regions[0]), 'node')}"
     return "\n".join([f'<section class="group" data-group="{index}">',
                       f"<h3>{swatch(index)}group {index} (tag g{index}): {esc(shape)}</h3>",
@@ -122,11 +126,11 @@ def group_section(
                       _fates(outcomes), _growth(lesson), "</section>"])  # fmt: skip
 
 
-def _fates(outcomes: Sequence[str]) -> str:
+def _fates(outcomes: Sequence[RegionOutcome]) -> str:
     """A row per outcome under their counts; folded when all are replacements, and more than
     `FOLD`."""
-    rows = [_outcome_row(line) for line in outcomes]
-    refused = sum('class="badge refused"' in row for row in rows)
+    rows = [_outcome_row(o) for o in outcomes]
+    refused = sum(o.fate is not Fate.REPLACED for o in outcomes)
     counts = f"{len(rows) - refused} replaced, {refused} refused"
     table = '<table class="regions"><tr><th>region</th><th>fate</th><th>how</th></tr>'
     opened = " open" if refused or len(rows) <= FOLD else ""
@@ -146,13 +150,11 @@ def _growth(lesson: GroupLesson) -> str:
             "</details>")  # fmt: skip
 
 
-def _outcome_row(line: str) -> str:
-    """`region 2: replaced by invoke_subgraph_1 (subgraph_0)` or `all regions: refused, RPL-5:
-    ... (detail)` as region, fate badge, and the rest with its id in bold."""
-    where, _, how = line.partition(": ")
-    fate = "refused" if how.startswith("refused") else "replaced"
-    rest = how.removeprefix("refused, ").removeprefix("replaced ")
-    return f"<tr><td>{esc(where)}</td><td>{badge(fate)}</td><td>{_ids(rest)}</td></tr>"
+def _outcome_row(o: RegionOutcome) -> str:
+    """A region, its fate's badge (replaced, refused, or not replaced with its group), and
+    the rest of its line with its ids in bold."""
+    how = o.how().removeprefix(", ").removeprefix(" ")
+    return f"<tr><td>region {o.region}</td><td>{badge(str(o.fate))}</td><td>{_ids(how)}</td></tr>"
 
 
 def _ids(text: str) -> str:
