@@ -15,6 +15,7 @@ from typing import cast
 
 import torch.fx
 
+from checker.io.device import device_of, on_device
 from checker.io.model_file import load_model_file
 from checker.io.reports import plural
 from checker.io.user_code import shown_name
@@ -58,11 +59,13 @@ class Lesson:
     model: str
     nodes: int
     groups: tuple[GroupLesson, ...]
+    device: str = "cpu"  # where the example inputs lived when captured (FIL-8)
 
     def to_json(self) -> dict[str, object]:
         return {
             "model": self.model,
             "torch": TORCH.version,
+            "device": self.device,
             "nodes": self.nodes,
             "groups": [_group_json(g) for g in self.groups],
         }
@@ -116,10 +119,13 @@ def _lesson(
     )
 
 
-def run_explain(path: Path, group: int | None = None) -> tuple[Lesson, torch.fx.GraphModule]:
-    """Capture the model file and narrate every kept group (or `group`); also return a copy
-    of the graph as captured, before the replacement, for drawing."""
-    model_file = load_model_file(path)
+def run_explain(
+    path: Path, group: int | None = None, device: torch.device | None = None
+) -> tuple[Lesson, torch.fx.GraphModule]:
+    """Capture the model file on `device` (default: where its inputs live, FIL-8) and narrate
+    every kept group (or `group`); also return a copy of the graph as captured, before the
+    replacement, for drawing."""
+    model_file = on_device(load_model_file(path), device)
     captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic)
     original = copy_graph_module(captured.gm).gm
     return lesson_of(shown_name(path), captured, group), original
@@ -145,7 +151,7 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
         for lesson in lessons
         if group is None or lesson.index == group
     )
-    return Lesson(name, len(search.view), chosen)
+    return Lesson(name, len(search.view), chosen, device_of(captured.example_inputs))
 
 
 def step_verdict(s: StepLine) -> str:
@@ -163,7 +169,8 @@ def group_shape(g: GroupLesson) -> str:
 
 def render_text(lesson: Lesson) -> str:
     """The lesson as prose, one line per step."""
-    out = [f"fxoracle explain: {lesson.model} ({plural(lesson.nodes, 'node')}, {TORCH.label})", ""]
+    head = f"{plural(lesson.nodes, 'node')}, {TORCH.label}, {lesson.device}"
+    out = [f"fxoracle explain: {lesson.model} ({head})", ""]
     for g in lesson.groups:
         grow = plural(len(g.regions), "region")
         out.append(f"Group {g.index}: {grow} grow from roots {', '.join(g.roots)}")
