@@ -3,10 +3,11 @@ run-and-compare, used by the checker (CHK-6) and by the oracle's judge (DIF-4) a
 chapter 06, CHK-6 and CHK-16).
 
 `run(gm, inputs, caller_grad)` runs a module on clones of the inputs, under the caller's grad
-mode, with torch's global generator forked and seeded (random ops compare, and nothing outside
-the run changes: no process-wide seeding), on one intra-op thread; it returns the output leaves,
-the inputs as the run left them and the grad mode after. `compare_runs` compares two runs:
-every output, every input after the call, `requires_grad` flags and the grad mode after.
+mode, with every generator (the CPU's, each CUDA device's) forked and seeded (random ops
+compare, and nothing outside the run changes: no process-wide seeding, CHK-20), on one
+intra-op thread; it returns the output leaves, the inputs as the run left them and the grad
+mode after. `compare_runs` compares two runs: every output, every input after the call,
+`requires_grad` flags and the grad mode after.
 Tolerance (CHK-16, CHK-19): `torch.testing.assert_close`'s rtol for the precision the value
 was computed in (the dtype; TF32 for float32 on CUDA where torch's flags turn it on), its atol
 scaled by the largest magnitude of the expected tensor (at least 1; on CUDA at least rtol
@@ -28,7 +29,7 @@ import torch.fx
 from torch.utils._pytree import tree_leaves
 
 from checker.io.threads import one_thread
-from checker.proof.number_inputs import SEED
+from checker.proof.draws import seeded
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
 from reference.errors import describe
 
@@ -51,9 +52,8 @@ def run(gm: Callable[..., Any], inputs: Sequence[Any], caller_grad: bool = True)
     one line instead."""
     clones = [clone(v) for v in inputs]
     try:
-        with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()), \
-                one_thread(), torch_modes_kept():  # fmt: skip
-            torch.manual_seed(SEED)
+        with seeded(), contextlib.redirect_stderr(io.StringIO()), one_thread(), \
+                torch_modes_kept():  # fmt: skip
             torch.set_grad_enabled(caller_grad)
             result = gm(*clones)
             after = torch.is_grad_enabled()
