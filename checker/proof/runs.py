@@ -62,19 +62,24 @@ def run(gm: Callable[..., Any], inputs: Sequence[Any], caller_grad: bool = True)
     return Ran(list(tree_leaves(result)), clones, after)
 
 
+_AUTOCAST_DEVICES = ("cpu", "cuda")
+
+
 @contextmanager
 def torch_modes_kept() -> Iterator[None]:
-    """Grad and CPU autocast modes are as they were afterwards. A module that raises inside its
-    autocast region never runs its `_exit_autocast`: autocast would stay on, and whatever runs
-    next would compute in another precision (DIF-13)."""
-    grad, autocast = torch.is_grad_enabled(), torch.is_autocast_enabled("cpu")
-    dtype, nesting = torch.get_autocast_dtype("cpu"), _autocast_nesting()
+    """Grad and autocast modes (CPU and CUDA) are as they were afterwards. A module that raises
+    inside its autocast region never runs its `_exit_autocast`: autocast would stay on, and
+    whatever runs next would compute in another precision (DIF-13)."""
+    grad, nesting = torch.is_grad_enabled(), _autocast_nesting()
+    autocast = [(d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d))
+                for d in _AUTOCAST_DEVICES]  # fmt: skip
     try:
         yield
     finally:
         torch.set_grad_enabled(grad)
-        torch.set_autocast_enabled("cpu", autocast)
-        torch.set_autocast_dtype("cpu", dtype)
+        for device, enabled, dtype in autocast:
+            torch.set_autocast_enabled(device, enabled)
+            torch.set_autocast_dtype(device, dtype)
         for _ in range(_autocast_nesting() - nesting):
             torch.autocast_decrement_nesting()
         torch.clear_autocast_cache()
