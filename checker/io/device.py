@@ -88,12 +88,18 @@ def _full(device: torch.device) -> torch.device:
 
 def _moved(inputs: tuple[Any, ...], device: torch.device) -> tuple[Any, ...]:
     """Every tensor among `inputs` (nested in lists, tuples, dicts) on `device`, keeping
-    `requires_grad` (a leaf stays a leaf)."""
+    `requires_grad` (a leaf stays a leaf); a tensor already there is left as it is, and one
+    tensor given twice stays one tensor (Dynamo captures it as one input)."""
+    done: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     def move(value: Any) -> Any:
-        if not isinstance(value, torch.Tensor):
+        if not isinstance(value, torch.Tensor) or _full(value.device) == _full(device):
             return value
-        moved = value.detach().to(device)
-        return moved.requires_grad_(value.requires_grad)
+        for given, moved in done:
+            if given is value:
+                return moved
+        moved = value.detach().to(device).requires_grad_(value.requires_grad)
+        done.append((value, moved))
+        return moved
 
     return tuple(tree_map(move, inputs))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,11 @@ def test_fil8_the_model_its_parameters_buffers_and_inputs_move() -> None:
     assert x.requires_grad and x.is_leaf and not a.requires_grad
     assert device_of(moved.example_inputs) == "meta" and device_of(model.example_inputs) == "cpu"
     assert on_device(model, None) is model
+    fresh = model_from_source("fresh", MODEL)  # `model`'s module moved to meta, in place
+    assert on_device(fresh, torch.device("cpu")).example_inputs[0] is fresh.example_inputs[0]
+    shared = torch.ones(2)
+    twice = on_device(replace(model, example_inputs=(shared, [shared])), torch.device("meta"))
+    assert twice.example_inputs[0] is twice.example_inputs[1][0]  # one tensor stays one
     assert device_of((1, "no tensor")) == "cpu"
 
 
