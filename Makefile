@@ -11,7 +11,7 @@ GRAPH   ?=
 ARGS    ?=
 COMPAT  := 2.14.1 2.15.0
 
-.PHONY: verify test test-models lint typecheck pytest bench fuzz clean setup specs golden \
+.PHONY: verify test test-models test-cuda lint typecheck pytest bench fuzz clean setup specs golden \
 	compat corpus-diff
 
 $(STAMP): pyproject.toml
@@ -36,10 +36,14 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict
 
 pytest: $(STAMP)
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile -m "not full_models"
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile -m "not full_models and not cuda"
 
 test-models: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist load tests/models
+
+# the CUDA tier (marker `cuda`): runs on a GPU, skips with one reason without one
+test-cuda: $(STAMP)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:xdist -m cuda -rs tests/cuda
 
 # the corpus against the installed torch: fails only on a bug of fxoracle's (torch's are findings)
 corpus-diff: $(STAMP)

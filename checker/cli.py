@@ -58,7 +58,8 @@ def _run_verify(args: argparse.Namespace) -> int:
     split = Split.parse(args.split) if args.split else None
     check_outputs([args.json, args.html], inputs=[path])
     report = verify.run_verify(path, dynamic=args.dynamic, split=split,
-                               trust_pickles=args.trust_pickles, note=_note)  # fmt: skip
+                               trust_pickles=args.trust_pickles, note=_note,
+                               device=args.device)  # fmt: skip
     if args.json != "-":  # with `--json -` stdout carries the JSON alone
         print(verify.render_text(report), end="")
     if args.json:
@@ -74,7 +75,7 @@ def _run_explain(args: argparse.Namespace) -> int:
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
     check_outputs([args.json, args.html], inputs=[path])
-    lesson, original = explain.run_explain(path, group=args.group)
+    lesson, original = explain.run_explain(path, group=args.group, device=args.device)
     if args.json != "-":
         print(explain.render_text(lesson), end="")
     if args.json:
@@ -108,13 +109,15 @@ def _diffed(args: argparse.Namespace, bar: DiffBar) -> DiffReport:
 
     if args.workers > 1:
         refs = model_refs(args.paths, args.random, args.seed)
-        task = DiffArgs(args.against, args.component, args.strict_order, args.repro_dir)
+        task = DiffArgs(args.against, args.component, args.strict_order, args.repro_dir,
+                        device=args.device)  # fmt: skip
         return run_diff_pool(refs, task, args.workers, progress=bar)
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
     names = model_names(args.paths)  # unique in the report and as repro names (DIF-15)
     models = [load_model_file(p, n) for p, n in zip(args.paths, names, strict=True)]
     return run_diff(models, args.against, args.component, args.random, args.seed,
-                    repro_dir, progress=bar, strict_order=args.strict_order)  # fmt: skip
+                    repro_dir, progress=bar, strict_order=args.strict_order,
+                    device=args.device)  # fmt: skip
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
@@ -126,7 +129,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     with CampaignBar(args.max_models) as bar:
         campaign = run_campaign(args.minutes, args.seed, Path(args.out), against=args.against,
                                 repro_dir=repro_dir, max_models=args.max_models, progress=bar,
-                                workers=args.workers, ray=args.ray)  # fmt: skip
+                                workers=args.workers, ray=args.ray,
+                                device=args.device)  # fmt: skip
     ours = campaign.fxoracle_bugs
     found = plural(len(campaign.findings), "signature")
     print(f"{plural(campaign.models, 'model')}, {found} -> {args.out}")

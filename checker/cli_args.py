@@ -12,6 +12,7 @@ import math
 import re
 from typing import NoReturn
 
+from checker.io.device import device_arg
 from checker.oracle.sides.sides import COMPONENTS
 from reference.errors import FxOracleError
 
@@ -69,6 +70,13 @@ def minutes(text: str) -> float:
     return value
 
 
+def _device_option(parser: argparse.ArgumentParser) -> None:
+    """`--device cpu|cuda|cuda:N` (FIL-8): parsed, and the device found, before any work."""
+    parser.add_argument("--device", type=device_arg, metavar="cpu|cuda|cuda:N",
+                        help="move the model and its inputs there before capture (default: "
+                        "where the example inputs live)")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fxoracle", description="Reference dedup pipeline and checker.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -94,6 +102,7 @@ def _verify_parser(sub: Sub[_Parser]) -> None:
         "--trust-pickles", action="store_true",
         help="load pickles a .pt2 or torch.save file holds (they can run any code)",
     )  # fmt: skip
+    _device_option(verify)
     verify.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -103,6 +112,7 @@ def _explain_parser(sub: Sub[_Parser]) -> None:
     explain.add_argument("--group", type=count, help="only this group (index in the report)")
     explain.add_argument("--json", metavar="PATH", help="write the steps as JSON ('-': stdout)")
     explain.add_argument("--html", metavar="PATH", help="draw the regions growing, step by step")
+    _device_option(explain)
     explain.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -132,6 +142,7 @@ def _diff_parser(sub: Sub[_Parser]) -> None:
     )  # fmt: skip
     diff.add_argument("--workers", type=positive, default=1, metavar="N",
                       help="processes diffing the models (default 1: this process)")  # fmt: skip
+    _device_option(diff)
     diff.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -155,6 +166,7 @@ def _fuzz_parser(sub: Sub[_Parser]) -> None:
         "--ray", metavar="ADDRESS",
         help="run on the Ray cluster at HOST:PORT, or 'local' (needs fxoracle[cluster])",
     )  # fmt: skip
+    _device_option(fuzz)
     fuzz.add_argument("--debug", action="store_true", help="show tracebacks")
 
 

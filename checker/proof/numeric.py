@@ -21,7 +21,8 @@ import torch
 import torch.fx
 
 from checker.io.threads import one_thread
-from checker.proof.number_inputs import SEED, InputSets, NoInputs
+from checker.proof.draws import Draws, seeded
+from checker.proof.number_inputs import InputSets, NoInputs
 from checker.proof.on_cpu import moved_to_cpu
 from checker.proof.runs import clone, compare_runs, differ, torch_modes_kept
 from checker.proof.verdict import Holds, Unknown, Verdict
@@ -72,9 +73,8 @@ def check_runtime(
     label, values = found.sets[0]
     probe = _RuntimeProbe(module)
     try:
-        with torch.random.fork_rng(devices=[]), contextlib.redirect_stderr(io.StringIO()), \
-                one_thread(), torch_modes_kept():  # fmt: skip
-            torch.manual_seed(SEED)
+        with seeded(), contextlib.redirect_stderr(io.StringIO()), one_thread(), \
+                torch_modes_kept():  # fmt: skip
             probe.run(*[clone(v) for v in values])
     except Exception as e:  # told, never raised
         where = "" if probe.current is None else f" at {probe.current.name}"
@@ -124,7 +124,7 @@ class _RuntimeProbe(torch.fx.Interpreter):
         if target is not INVOKE:
             return super().call_function(target, args, kwargs)
         body, identifier, *operands = args
-        before = torch.random.get_rng_state()  # both runs draw the same random numbers
+        before = Draws.now()  # both runs draw the same random numbers, on every device (CHK-20)
         direct = tuple(body(*[clone(o) for o in operands]))
         if identifier not in self.bodies:
             self.bodies[identifier] = body_key(body)
@@ -132,20 +132,20 @@ class _RuntimeProbe(torch.fx.Interpreter):
         if probe in self.seen or self.problem:
             return direct
         self.seen.add(probe)
-        after = torch.random.get_rng_state()
-        torch.random.set_rng_state(before)
+        after = Draws.now()
+        before.restore()
         try:
             ran = tuple(INVOKE(body, identifier, *operands))
         except Exception as e:  # torch's runtime failed: the verdict names it
             at = self.current.name if self.current is not None else "?"
             self.problem = f"raised {describe(e)} at {at} ({identifier})"
-            torch.random.set_rng_state(after)
+            after.restore()
             return direct
         for k, (want, got) in enumerate(zip(direct, ran, strict=False)):
             problem = differ(want, got)
             if problem is not None:
                 self.problem = f"returns {problem} for output {k} of {identifier}"
-        if not self.problem and not torch.equal(torch.random.get_rng_state(), after):
+        if not self.problem and not Draws.now().same_as(after):
             self.problem = f"draws other random numbers than the body of {identifier}"
         return ran
 

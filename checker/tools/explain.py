@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch.fx
 
+from checker.io.device import device_of, on_device
 from checker.io.model_file import load_model_file
 from checker.io.reports import plural
 from checker.io.user_code import shown_name
@@ -66,11 +67,13 @@ class Lesson:
     groups: tuple[GroupLesson, ...]
     dropped: tuple[DroppedGroup, ...] = ()
     keyed_apart: tuple[KeyedApart, ...] = ()
+    device: str = "cpu"  # where the example inputs lived when captured (FIL-8)
 
     def to_json(self) -> dict[str, object]:
         return {
             "model": self.model,
             "torch": TORCH.version,
+            "device": self.device,
             "nodes": self.nodes,
             "groups": [_group_json(g) for g in self.groups],
             "dropped": [d.to_json() for d in self.dropped],
@@ -112,10 +115,13 @@ def _lesson(
     )
 
 
-def run_explain(path: Path, group: int | None = None) -> tuple[Lesson, torch.fx.GraphModule]:
-    """Capture the model file and narrate every kept group (or `group`); also return a copy
-    of the graph as captured, before the replacement, for drawing."""
-    model_file = load_model_file(path)
+def run_explain(
+    path: Path, group: int | None = None, device: torch.device | None = None
+) -> tuple[Lesson, torch.fx.GraphModule]:
+    """Capture the model file on `device` (default: where its inputs live, FIL-8) and narrate
+    every kept group (or `group`); also return a copy of the graph as captured, before the
+    replacement, for drawing."""
+    model_file = on_device(load_model_file(path), device)
     captured = capture(model_file.model, model_file.example_inputs, model_file.dynamic)
     original = copy_graph_module(captured.gm).gm
     return lesson_of(shown_name(path), captured, group), original
@@ -141,11 +147,12 @@ def lesson_of(name: str, captured: Capture, group: int | None = None) -> Lesson:
         for x in lessons
         if group is None or x.index == group
     )
+    device = device_of(captured.example_inputs)
     if group is not None:
-        return Lesson(name, len(search.view), chosen)
+        return Lesson(name, len(search.view), chosen, device=device)
     lost = tuple(d for d in dropped if d.lost)
     apart = keyed_apart(search, keys, call_sites=not lessons)
-    return Lesson(name, len(search.view), chosen, lost, apart)
+    return Lesson(name, len(search.view), chosen, lost, apart, device)
 
 
 def group_lessons(search: RegionSearch, keys: Keys) -> list[GroupLesson]:
@@ -183,7 +190,8 @@ def group_shape(g: GroupLesson) -> str:
 
 def render_text(lesson: Lesson) -> str:
     """The lesson as prose, one line per step."""
-    out = [f"fxoracle explain: {lesson.model} ({plural(lesson.nodes, 'node')}, {TORCH.label})", ""]
+    head = f"{plural(lesson.nodes, 'node')}, {TORCH.label}, {lesson.device}"
+    out = [f"fxoracle explain: {lesson.model} ({head})", ""]
     for g in lesson.groups:
         grow = plural(len(g.regions), "region")
         out.append(f"Group {g.index}: {grow} grow from roots {', '.join(g.roots)}")

@@ -13,6 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
+from checker.io.device import device_of, graph_on_device, on_device
 from checker.io.loaders import Note, load_any
 from checker.io.model_file import Model
 from checker.io.reports import plural
@@ -37,6 +40,7 @@ class VerifyReport:
     result: PipelineResult
     invoke_calls: int
     capture_s: float
+    device: str = "cpu"  # where the example inputs lived when captured (FIL-8)
 
     @property
     def ok(self) -> bool:
@@ -48,6 +52,7 @@ class VerifyReport:
         found: dict[str, object] = {
             "model": self.model,
             "torch": TORCH.version,
+            "device": self.device,
             "nodes": self.nodes,
             "region_groups": [[r.search.names(reg) for reg in g] for g in kept_regions(r)],
             "subgraphs": {name: len(sub.graph.nodes) for name, sub in r.dedup.subgraphs.items()},
@@ -117,13 +122,15 @@ def run_verify(
     *,
     trust_pickles: bool = False,
     note: Note | None = None,
+    device: torch.device | None = None,
 ) -> VerifyReport:
     """Load the input (model file, `.pt2`, GraphModule or `torch.save` file), capture or key
-    it, then run the pipeline; bad input is `FxOracleError`. A data file's pickles are read
-    only with `trust_pickles`; `note` hears what was done instead (FIL-1)."""
+    it on `device` (default: where its inputs live, FIL-8), then run the pipeline; bad input is
+    `FxOracleError`. A data file's pickles are read only with `trust_pickles`; `note` hears what
+    was done instead (FIL-1)."""
     _progress("load")
     t0 = time.perf_counter()
-    graph = load_graph(path, dynamic, trust_pickles=trust_pickles, note=note)
+    graph = load_graph(path, dynamic, trust_pickles=trust_pickles, note=note, device=device)
     capture_s = time.perf_counter() - t0
     return verify_capture(shown_name(path), graph, split, capture_s)
 
@@ -136,24 +143,31 @@ def verify_capture(
     result = run_pipeline(graph.gm, graph.tracker, example_inputs=graph.example_inputs,
                           split=split, progress=_progress)  # fmt: skip
     calls = sum(1 for n in graph.gm.graph.nodes if n.target is INVOKE)
-    return VerifyReport(name, nodes, result, calls, capture_s)
+    return VerifyReport(name, nodes, result, calls, capture_s, device_of(graph.example_inputs))
 
 
 def load_graph(
-    path: Path, dynamic: bool = False, *, trust_pickles: bool = False, note: Note | None = None
+    path: Path,
+    dynamic: bool = False,
+    *,
+    trust_pickles: bool = False,
+    note: Note | None = None,
+    device: torch.device | None = None,
 ) -> Capture:
-    """A model file is captured through Dynamo (live keys); graphs are keyed from metadata."""
+    """A model file is moved to `device` and captured through Dynamo (live keys); graphs are
+    keyed from metadata, and only where they live (FIL-8)."""
     loaded = load_any(path, trust_pickles=trust_pickles, note=note)
     if isinstance(loaded, Model):
-        return capture(loaded.model, loaded.example_inputs, loaded.dynamic or dynamic)
-    return loaded
+        moved = on_device(loaded, device)
+        return capture(moved.model, moved.example_inputs, moved.dynamic or dynamic)
+    return graph_on_device(loaded, device)
 
 
 def render_text(report: VerifyReport) -> str:
     """Graph size; each group with its regions' fate; the proofs; each check; timings."""
     r = report.result
     lines = [
-        f"fxoracle verify: {report.model} ({TORCH.label})",
+        f"fxoracle verify: {report.model} ({TORCH.label}, {report.device})",
         f"  graph: {plural(report.nodes, 'node')}",
     ]
     kept = r.search.expansion.kept_regions()

@@ -16,7 +16,7 @@ from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.compare.meaning import Interner, meaning
 from checker.oracle.sides.impls import ReferenceImpl, TorchImpl
 from checker.proof.check import check_transformation
-from checker.proof.report import DATAFLOW, ORDERING, Report
+from checker.proof.report import DATAFLOW, ORDERING, RUNTIME, Report
 from checker.proof.verdict import Holds, Violated
 from reference.dynamo.capture import Capture, capture
 from tests.support.corpus import corpus_files, load_model_file
@@ -54,6 +54,14 @@ def _judged(c: Capture) -> list[_Judged]:
     return found
 
 
+def _ok_but_runtime(report: Report) -> bool:
+    """Every obligation but CHK-17 holds. One meaning gets one verdict on what it computes;
+    CHK-17 judges how torch's runtime runs the graph, which also reads the subgraphs' `val`
+    (N4: torch's pass leaves it out, and a body with dropout then draws again in grad mode,
+    `own_dropout_train.py`)."""
+    return all(isinstance(o.verdict, Holds) for o in report.obligations if o.id != RUNTIME)
+
+
 def _only_an_extra_node(report: Report) -> bool:
     """CHK-3's one difference from the meaning form: a redundant computation (torch's B4) is a
     transformed node with no original, while meaning forms are hash-consed."""
@@ -77,5 +85,5 @@ def test_eff8_the_checker_and_the_oracle_agree_on_every_model() -> None:
             interner = Interner()
             a, b = (meaning(j.transformed, interner) for j in judged)
             if a == b:
-                assert judged[0].report.ok == judged[1].report.ok, name
+                assert _ok_but_runtime(judged[0].report) == _ok_but_runtime(judged[1].report), name
     assert pairs >= 400

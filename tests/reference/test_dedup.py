@@ -102,16 +102,18 @@ def test_rpl5_no_inputs_skips_group() -> None:
     assert not result.subgraphs and not hasattr(c.gm, "subgraph_0")
 
 
-def _block(x: torch.Tensor, y: torch.Tensor, use_self: bool) -> torch.Tensor:
+def _block(x: torch.Tensor, other: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
     a = x + 1
-    return a * (a if use_self else y)
+    return a * other(a)  # one multiply instruction, whatever `other` picks (TRK-3)
 
 
 def test_rpl6_wiring_mismatch_refused() -> None:
-    """RPL-6: equal keys, different wiring: region 1 multiplies `a` by itself, not by `y`."""
+    """RPL-6: equal keys, different wiring: region 1 multiplies `a` by itself, not by `y`. The
+    operand is picked by the caller: `a * (a if use_self else y)` compiles, from Python 3.12 on,
+    to one multiply per branch, two call sites that never share a key (TRK-3)."""
 
     def fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return _block(x, y, False) + _block(x, y, True)
+        return _block(x, lambda a: y) + _block(x, lambda a: a)
 
     x, y = torch.rand(3), torch.rand(3)
     c = capture(fn, (x, y))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import torch
 import torch._dynamo.output_graph as output_graph
 
@@ -63,6 +65,29 @@ def test_trk3_two_lines_do_not_merge() -> None:
     x = torch.rand(4)
     assert _regions(capture(two_lines, (x,))) == []
     assert [len(g) for g in _regions(capture(loop, (x,)))] == [2]
+
+
+def _one_line_two_multiplies(x: torch.Tensor, y: torch.Tensor, use_self: bool) -> torch.Tensor:
+    a = x + 1
+    return a * a if use_self else a * y
+
+
+def test_trk3_one_line_two_instructions_do_not_merge() -> None:
+    """TRK-3: the call site is the instruction, not only the line. Two multiplies on one line
+    never share a key: what Python 3.12 and later make of `a * (a if use_self else y)`, whose
+    multiply the compiler copies into both branches (the RPL-6 test found no group on a GPU
+    machine's Python for that reason, not for its TF32 flags)."""
+
+    def fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return _one_line_two_multiplies(x, y, False) + _one_line_two_multiplies(x, y, True)
+
+    c = capture(fn, (torch.rand(3), torch.rand(3)))
+    muls = [n for n in c.gm.graph.nodes if n.target is operator.mul]
+    sites = [o.call_site for o in map(c.tracker.origin, muls) if o is not None]
+    assert len(sites) == 2 and sites[0] is not None and sites[1] is not None
+    assert sites[0].line == sites[1].line and sites[0].offset != sites[1].offset
+    assert c.tracker.node_to_key[muls[0]] != c.tracker.node_to_key[muls[1]]
+    assert _regions(c) == []
 
 
 def test_trk8_mutations_live() -> None:

@@ -28,6 +28,7 @@ from torch.utils._pytree import tree_leaves
 from checker.io.model_file import Model
 from checker.io.model_file import load_model_file as load_model
 from checker.oracle.sides.torch_side import torch_dedup, torch_regions
+from checker.proof.draws import seeded
 from reference.dynamo.capture import Capture, capture
 from reference.errors import FxOracleError
 from tests.support.dedup_summary import DedupSummary, summarize_dedup
@@ -178,16 +179,18 @@ def eager_and_compiled(
 ) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
     """The model's tensor outputs followed by its inputs after the call (so that in-place
     updates count), run eagerly and through `torch.compile` (with or without deduplication,
-    every invoke_subgraph kept). Each run loads the file afresh."""
+    every invoke_subgraph kept). Each run loads the file afresh and starts from one seed on every
+    generator (CHK-20), so a model with dropout compares."""
     eager_file = load_model_file(path)
     if eager_file.device != "cpu":
         raise FxOracleError(f"{path}: fake {eager_file.device} inputs cannot be run")
-    eager = _tensor_leaves(eager_file.model(*eager_file.example_inputs))
+    with seeded():
+        eager = _tensor_leaves(eager_file.model(*eager_file.example_inputs))
     compiled_file = load_model_file(path)
     flags = {"use_graph_deduplication": dedup, "inline_single_use_invoke_subgraph": False}
     torch._dynamo.reset()
     try:
-        with torch._dynamo.config.patch(flags):
+        with torch._dynamo.config.patch(flags), seeded():
             compiled = torch.compile(compiled_file.model, backend="eager", fullgraph=True,
                                      dynamic=compiled_file.dynamic)  # fmt: skip
             outputs = _tensor_leaves(compiled(*compiled_file.example_inputs))

@@ -75,6 +75,7 @@ class Campaign:
     started: float = field(default_factory=time.monotonic)
     side: str = ""  # `--against` as given (`torch-simple` is labelled `torch`)
     earlier_s: float = 0.0  # time spent by the runs this one continues
+    device: str = "cpu"  # where its models ran (`--device`, FIL-8)
 
     def elapsed(self) -> float:
         return self.earlier_s + time.monotonic() - self.started
@@ -116,6 +117,7 @@ class Campaign:
             "seed": self.seed,
             "against": self.against,
             "torch": TORCH.version,
+            "device": self.device,
             "models": self.models,
             "diverging_models": self.diverging,
             "side": self.side or self.against,
@@ -133,22 +135,24 @@ class Campaign:
                 f" | {rate:.1f} s/model")  # fmt: skip
 
 
-def continued(out: Path, seed: int, side: str, label: str) -> Campaign:
+def continued(out: Path, seed: int, side: str, label: str, device: str = "cpu") -> Campaign:
     """The campaign to run: the one `out` holds, to go on from its next model, or a new one
     when there is no file (or `out` is a stream). `FxOracleError` when `out` holds anything
-    else, or a campaign of another seed, side or torch: nothing is ever written over (DIF-16)."""
+    else, or a campaign of another seed, side, torch or device: nothing is ever written over
+    (DIF-16, FIL-8)."""
     if not out.exists() or is_stream(out):
-        return Campaign(seed, label, side=side)
+        return Campaign(seed, label, side=side, device=device)
     try:
         data = json.loads(out.read_text(encoding="utf-8"))
         found = _campaign_of(data)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise FxOracleError(f"{out}: holds no fxoracle campaign; choose another --out") from e
-    if (found.seed, found.side, data["torch"]) != (seed, side, TORCH.version):
+    if (found.seed, found.side, data["torch"], found.device) != (seed, side, TORCH.version,
+                                                                   device):  # fmt: skip
         raise FxOracleError(
             f"{out}: holds a campaign of seed {found.seed} against {found.side} on torch "
-            f"{data['torch']}; continue it with the same --seed and --against, or choose "
-            "another --out"
+            f"{data['torch']} ({found.device}); continue it with the same --seed, --against "
+            "and --device, or choose another --out"
         )
     return found
 
@@ -159,4 +163,5 @@ def _campaign_of(data: dict[str, Any]) -> Campaign:
     return Campaign(int(data["seed"]), str(data["against"]), int(data["models"]),
                     int(data["diverging_models"]), dict(data["by_wrong"]), findings,
                     side=str(data.get("side", data["against"])),
-                    earlier_s=float(data["elapsed_s"]))  # fmt: skip
+                    earlier_s=float(data["elapsed_s"]),
+                    device=str(data.get("device", "cpu")))  # fmt: skip

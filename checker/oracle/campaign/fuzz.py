@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+import torch
+
 from checker.io.reports import to_json, write_atomically
 from checker.oracle.campaign.findings import Campaign, Progress, continued
 from checker.oracle.campaign.tasks import (
@@ -59,15 +61,18 @@ def run_campaign(
     progress: Progress | None = None,
     workers: int | None = 1,
     ray: str | None = None,
+    device: torch.device | None = None,
 ) -> Campaign:
     """Diff random models until `minutes` pass (or `max_models` are done in all), writing
     `out`; a campaign `out` holds already is continued from its next model (DIF-16).
     `workers`: processes (1: this one; None: every core, or with `ray` the cluster's CPUs);
-    `ray`: a Ray cluster's address, or `local` (DIF-13)."""
+    `ray`: a Ray cluster's address, or `local` (DIF-13); `device`: where the models run
+    (`cuda:0`; default: the CPU, where they are made; FIL-8)."""
     if workers is not None and workers < 1:
         raise FxOracleError("fxoracle fuzz: --workers must be at least 1")
-    campaign = continued(out, seed, against, sides_for(against).label)
-    plan = Plan(seed, against, out, repro_dir, max_models, campaign.started + 60.0 * minutes)
+    campaign = continued(out, seed, against, sides_for(against).label, str(device or "cpu"))
+    deadline = campaign.started + 60.0 * minutes
+    plan = Plan(seed, against, out, repro_dir, max_models, deadline, device)
     with where(workers, ray) as place, interrupts_noted() as interrupted:
         try:
             write_atomically(plan.out, to_json(campaign.to_json()))
@@ -89,6 +94,7 @@ class Plan:
     repro_dir: Path | None
     max_models: int | None
     deadline: float
+    device: torch.device | None = None  # `--device` (FIL-8)
 
     def wants(self, index: int) -> bool:
         """Model `index` is to be diffed: below `max_models` and before the deadline."""
@@ -133,7 +139,7 @@ def _drive(
 def _top_up(place: Where, plan: Plan, flight: _Flight) -> None:
     while len(flight.diffs.futures) < place.window and plan.wants(flight.submitted):
         index = flight.submitted
-        flight.diffs.submit(index, diff_task, plan.seed, index, plan.against)
+        flight.diffs.submit(index, diff_task, plan.seed, index, plan.against, plan.device)
         flight.submitted += 1
 
 
@@ -162,7 +168,9 @@ def _record_ready(place: Where, plan: Plan, campaign: Campaign, flight: _Flight)
         fail = _oracle_error(plan, campaign)
         for index, d in campaign.record(_result(future, fail)):
             if plan.repro_dir is not None:
-                task = place.executor.submit(repro_task, plan.seed, index, d, plan.against)
+                task = place.executor.submit(
+                    repro_task, plan.seed, index, d, plan.against, plan.device
+                )
                 task.add_done_callback(lambda _: flight.diffs.done.set())
                 flight.repros.add(task)
         recorded = True

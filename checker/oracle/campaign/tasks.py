@@ -10,6 +10,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
+from checker.io.device import on_device
 from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.compare.divergence import Blame, Divergence, Kind
 from checker.oracle.compare.run import capture_for, diff_capture, model_caches_dropped
@@ -49,11 +52,12 @@ def oracle_error(seed: int, index: int, error: BaseException, label: str) -> Out
     return Outcome(index, model.name, model.source, (oops,))
 
 
-def diff_random(seed: int, index: int, sides: Sides) -> Outcome:
-    """Diff random model (`seed`, `index`) in the modes it was called in, and leave them so.
-    An exception of fxoracle is an `oracle-error`."""
+def diff_random(seed: int, index: int, sides: Sides, device: torch.device | None = None) -> Outcome:
+    """Diff random model (`seed`, `index`) on `device` (default: the CPU) in the modes it was
+    called in, and leave them so. An exception of fxoracle is an `oracle-error`."""
     model = random_model(seed, index)
     try:
+        model = on_device(model, device)
         with model_caches_dropped():
             graph = capture_for(model, sides)
             found = (graph,) if isinstance(graph, Divergence) else diff_capture(graph, sides)
@@ -62,18 +66,21 @@ def diff_random(seed: int, index: int, sides: Sides) -> Outcome:
     return Outcome(index, model.name, model.source, found)
 
 
-def diff_task(seed: int, index: int, against: str) -> Outcome:
+def diff_task(seed: int, index: int, against: str, device: torch.device | None = None) -> Outcome:
     """A worker's task: diff one model (the arguments pickle; the sides are built here)."""
-    return diff_random(seed, index, sides_for(against))
+    return diff_random(seed, index, sides_for(against), device)
 
 
-def repro_task(seed: int, index: int, d: Divergence, against: str) -> ReproFile | None:
-    """A worker's task: capture model (`seed`, `index`) again and shrink `d` into a repro
-    (DIF-7, DIF-8); None when none can be written. Best effort: it never raises."""
+def repro_task(
+    seed: int, index: int, d: Divergence, against: str, device: torch.device | None = None
+) -> ReproFile | None:
+    """A worker's task: capture model (`seed`, `index`) again, on `device`, and shrink `d`
+    into a repro (DIF-7, DIF-8); None when none can be written. Best effort: it never raises."""
     model = random_model(seed, index)
     sides = sides_for(against)
     tag = f"finding_{d.signature().replace('/', '_')}"
     try:
+        model = on_device(model, device)
         with model_caches_dropped(), tempfile.TemporaryDirectory(prefix="fxoracle-") as tmp:
             graph = capture_for(model, sides)
             if isinstance(graph, Divergence):

@@ -16,6 +16,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import TextIO
 
+import torch
+
+from checker.io.device import device_of, on_device
 from checker.io.model_file import Model
 from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.compare.divergence import Divergence
@@ -42,12 +45,15 @@ def run_diff(
     progress: Progress | None = None,
     *,
     strict_order: bool = False,
+    device: torch.device | None = None,
 ) -> DiffReport:
-    """Diff every model of `models` and `random` generated ones (DIF-1..DIF-12)."""
+    """Diff every model of `models` and `random` generated ones (DIF-1..DIF-12), each moved to
+    `device` first (default: where its inputs live, FIL-8)."""
     if not models and random <= 0:
         raise FxOracleError("nothing to compare: give model files or --random N")
     sides = make_sides(against, component, strict_order=strict_order)
-    everything = [*models, *(random_model(seed, i) for i in range(random))]
+    made = (random_model(seed, i) for i in range(random))
+    everything = [on_device(m, device) for m in (*models, *made)]
     graphs = []
     # one prover for the run: its interpreter imports torch once for every repro (DIF-15)
     with interrupts_noted() as interrupted, closing(Prover()) as prover:
@@ -82,7 +88,7 @@ def _diff_model(
     if repro_dir is not None and found and not isinstance(graph, Divergence):
         written = write_repros(model, graph, found, sides, repro_dir, prover=prover)
         repros = tuple(str(p) for p in written)
-    return GraphDiff(model.name, found, repros)
+    return GraphDiff(model.name, found, repros, device_of(model.example_inputs))
 
 
 class DiffBar(Bar):

@@ -20,6 +20,7 @@ class GraphDiff:
     graph: str
     divergences: tuple[Divergence, ...]
     repros: tuple[str, ...] = ()
+    device: str = "cpu"  # where the model's example inputs lived when captured (FIL-8)
 
     @property
     def agree(self) -> bool:
@@ -43,7 +44,8 @@ class GraphDiff:
         return any(d.fails for d in self.divergences)
 
     def to_json(self) -> dict[str, object]:
-        return {"graph": self.graph, "agree": self.agree, "repros": list(self.repros),
+        return {"graph": self.graph, "device": self.device, "agree": self.agree,
+                "repros": list(self.repros),
                 "divergences": [d.to_json() for d in self.divergences]}  # fmt: skip
 
 
@@ -65,6 +67,12 @@ class DiffReport:
     def fails(self) -> bool:
         return any(g.fails for g in self.graphs)
 
+    @property
+    def device(self) -> str:
+        """Where the models ran: one device, or several joined by `+` (FIL-8)."""
+        found = sorted({d for g in self.graphs for d in g.device.split("+")})
+        return "+".join(found) if found else "cpu"
+
     def fails_on(self, side: str) -> bool:
         """A divergence blames `side` (`any`, `reference` or `other`; both sides wrong counts
         for either) or fxoracle itself failed."""
@@ -75,7 +83,7 @@ class DiffReport:
         return any(d.blame in blamed or d.kind is Kind.ORACLE_ERROR for d in found)
 
     def to_json(self) -> dict[str, object]:
-        head = {"against": self.against, "torch": TORCH.version,
+        head = {"against": self.against, "torch": TORCH.version, "device": self.device,
                 "components": [str(c) for c in self.components],
                 "skipped": [str(c) for c in self.skipped], "fails": self.fails}  # fmt: skip
         if len(self.graphs) == 1:
@@ -99,7 +107,9 @@ def render_text(report: DiffReport, debug: bool = False) -> str:
     indented line per divergence, then the verdict; with `debug`, the traceback of every
     exception a side raised (DIF-12)."""
     ran = ", ".join(report.components)
-    lines = [f"fxoracle diff: reference against {report.against} ({ran}), {TORCH.label}"]
+    lines = [
+        f"fxoracle diff: reference against {report.against} ({ran}), {TORCH.label}, {report.device}"
+    ]
     if report.skipped:
         lines.append(
             f"  skipped (not implemented by {report.against}): {', '.join(report.skipped)}"

@@ -19,6 +19,9 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
+from checker.io.device import on_device
 from checker.io.model_file import Model, load_model_file, model_names
 from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.diff.driver import Progress, diff_model
@@ -52,6 +55,7 @@ class DiffArgs:
     component: str = "all"
     strict_order: bool = False
     repro_dir: str | None = None
+    device: torch.device | None = None  # `--device` (FIL-8); None: where the inputs live
 
 
 def model_refs(paths: Sequence[str], random: int, seed: int) -> list[ModelRef]:
@@ -68,7 +72,7 @@ def diff_ref(ref: ModelRef, args: DiffArgs) -> GraphDiff:
     """A worker's task: load one model and diff it."""
     sides = make_sides(args.against, args.component, strict_order=args.strict_order)
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
-    return diff_model(ref.load(), sides, repro_dir)
+    return diff_model(on_device(ref.load(), args.device), sides, repro_dir)
 
 
 def run_diff_pool(

@@ -87,7 +87,7 @@ def summary_of(report: VerifyReport) -> dict[str, object]:
     rows: dict[str, object] = {
         "model": report.model,
         "torch": TORCH.label,
-        "device": device_of(report),
+        "device": report.device,
         "nodes before": report.nodes,
         "nodes after": len(r.transformed.graph.nodes),
         "region groups": len(kept_regions(r)),
@@ -97,20 +97,6 @@ def summary_of(report: VerifyReport) -> dict[str, object]:
     if r.split is not None:
         rows["split"] = f"{r.split.policy}: {plural(len(r.split.partitions), 'partition')}"
     return rows
-
-
-def device_of(report: VerifyReport) -> str:
-    """The device the example inputs live on: the report data's `device` when it has one,
-    else the devices of the captured graph's tensor inputs (`none` when it has none)."""
-    given = report.to_json().get("device")
-    if isinstance(given, str) and given:
-        return given
-    found = set()
-    for node in report.result.original.graph.find_nodes(op="placeholder"):
-        value = node.meta.get("example_value", node.meta.get("val"))
-        if isinstance(value, torch.Tensor):
-            found.add(str(value.device))
-    return ", ".join(sorted(found)) or "none (no tensor inputs)"
 
 
 def _groups(report: VerifyReport, groups: Sequence[Sequence[Sequence[str]]]) -> list[str]:

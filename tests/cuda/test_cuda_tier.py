@@ -1,0 +1,190 @@
+"""The CUDA tier (`make test-cuda`, marker `cuda`): fxoracle end to end on a real GPU (issue 29;
+FIL-8, CHK-19, CHK-20). Every test here executes on a CUDA device; without one the whole module
+skips with one reason. `make test` leaves the tier out (`-m "not cuda"`).
+
+- the real-model tier (`tests/realmodels/`) moved with `--device cuda`, in fp32 and, on a few
+  models, under `torch.autocast("cuda", torch.bfloat16)`;
+- `diff --against torch` on CUDA blames nothing on the reference;
+- the fake-CUDA corpus files, their inputs made real on the GPU;
+- the train-mode dropout model: CHK-17 replays CUDA's generator (C4);
+- the device option's real errors, the generators' states and the tolerance on CUDA.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from checker.cli import main
+from checker.io.device import on_device
+from checker.io.inputs import random_like
+from checker.io.model_file import Model, load_model_file
+from checker.oracle.compare.divergence import Blame, Kind
+from checker.oracle.diff.driver import run_diff
+from checker.proof.draws import Draws, cuda_devices, seeded
+from checker.proof.report import NUMBERS, RUNTIME
+from checker.proof.runs import tolerance
+from checker.proof.verdict import Holds, Unknown
+from checker.tools.verify import VerifyReport, verify_capture
+from reference.dynamo.capture import capture
+from tests.support.paths import CORPUS, ROOT
+
+if not torch.cuda.is_available():  # one reason for the whole tier, before any model loads
+    pytest.skip("no CUDA device: the CUDA tier runs on a GPU (make test-cuda)",
+                allow_module_level=True)  # fmt: skip
+pytestmark = [pytest.mark.cuda, pytest.mark.spec("FIL-8", "CHK-19", "CHK-20")]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no hub: every model is built from its config
+CUDA = torch.device("cuda", 0)
+REAL = sorted((ROOT / "tests" / "realmodels").glob("*.py"))
+BF16 = ("gpt2", "bert", "llama", "t5", "vit")  # the issue's five under bf16 autocast
+FAST = ("gpt2", "bert", "t5", "llama_custom_act", "dynamic_blocks", "cond_blocks")
+NOTHING_REPLACED = {"mixtral"}  # every region refused (tests/models/test_real_models.py)
+# `--device` moves a module's parameters and buffers (FIL-8), not other attributes
+CPU_ONLY = {"llama_flex": "its BlockMask is an attribute built on the CPU (device='cpu')"}
+CASES = [
+    pytest.param(p, id=p.stem, marks=[pytest.mark.skip(reason=CPU_ONLY[p.stem])]
+                 if p.stem in CPU_ONLY else [])
+    for p in REAL
+]  # fmt: skip
+
+
+class _Autocast(torch.nn.Module):
+    """The model run under `torch.autocast("cuda", torch.bfloat16)`, inside the graph."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, *args: Any) -> Any:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return self.inner(*args)
+
+
+def _verify(model: Model) -> VerifyReport:
+    return verify_capture(model.name, capture(model.model, model.example_inputs, model.dynamic))
+
+
+def _only_the_runtime_may_fail(report: VerifyReport) -> None:
+    """As the CPU tier: ok, or its only failing verdict an Unknown naming torch's runtime."""
+    for o in report.result.check.obligations:
+        if not isinstance(o.verdict, Holds):
+            assert o.id == RUNTIME and isinstance(o.verdict, Unknown), o.line()
+            assert "torch's invoke_subgraph runtime" in o.verdict.reason, o.line()
+
+
+def _needs_transformers(path: Path) -> None:
+    if "transformers" in path.read_text():
+        pytest.importorskip("transformers", reason="the real-model tier needs transformers")
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_cuda_real_model_verifies_in_fp32(path: Path) -> None:
+    _needs_transformers(path)
+    report = _verify(on_device(load_model_file(path), CUDA))
+    assert report.device == "cuda:0"
+    _only_the_runtime_may_fail(report)
+    numbers = report.result.check.verdict_of(NUMBERS)
+    assert isinstance(numbers, Holds) and not numbers.note, numbers  # on the GPU, not the CPU
+    assert report.result.dedup.replaced or path.stem in NOTHING_REPLACED
+
+
+@pytest.mark.parametrize("stem", BF16)
+def test_cuda_real_model_verifies_under_bf16_autocast(stem: str) -> None:
+    path = ROOT / "tests" / "realmodels" / f"{stem}.py"
+    _needs_transformers(path)
+    model = on_device(load_model_file(path), CUDA)
+    report = _verify(replace(model, model=_Autocast(model.model)))
+    _only_the_runtime_may_fail(report)
+    assert report.result.dedup.replaced
+    assert not torch.is_autocast_enabled("cuda")  # the checker left autocast as it found it
+
+
+@pytest.mark.parametrize("stem", FAST)
+def test_cuda_diff_against_torch_never_blames_the_reference(stem: str) -> None:
+    path = ROOT / "tests" / "realmodels" / f"{stem}.py"
+    _needs_transformers(path)
+    report = run_diff([load_model_file(path)], "torch", "all", device=CUDA)
+    assert report.device == "cuda:0"
+    for d in report.graphs[0].divergences:
+        assert d.kind is not Kind.ORACLE_ERROR, d.detail
+        assert d.blame not in (Blame.REFERENCE, Blame.BOTH), d.detail
+
+
+def test_cuda_corpus_diff_never_blames_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = [str(p) for p in sorted(CORPUS.glob("*.py")) if "fake_cuda" not in p.name]
+    code = main(["diff", *paths, "--against", "torch", "--fail-on", "reference",
+                 "--device", "cuda", "--json", "-"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["device"] == "cuda:0", report["summary"]
+
+
+@pytest.mark.parametrize("name", ["own_fake_cuda_block.py", "own_fake_cuda_devices.py"])
+def test_cuda_the_fake_cuda_corpus_runs_for_real(name: str) -> None:
+    model = load_model_file(CORPUS / name)
+    g = torch.Generator().manual_seed(0)
+    real = tuple(random_like(t, t.shape, g) for t in model.example_inputs)
+    assert any(t.device.type == "cuda" for t in real) and not any(
+        type(t) is not torch.Tensor for t in real
+    )
+    report = _verify(replace(model, example_inputs=real))
+    assert report.ok, report.result.check.render_text()
+    numbers = report.result.check.verdict_of(NUMBERS)
+    assert numbers == Holds()  # run on CUDA: no "run on the CPU" note
+
+
+@pytest.mark.parametrize("name", ["own_dropout_train.py"])
+def test_cuda_the_train_mode_dropout_model_holds(name: str) -> None:
+    """C4: CHK-17's probe replays CUDA's generator, so the runtime draws the body's masks."""
+    report = _verify(on_device(load_model_file(CORPUS / name), CUDA))
+    check = report.result.check
+    assert check.verdict_of(NUMBERS) == Holds() and check.verdict_of(RUNTIME) == Holds()
+    assert report.ok
+
+
+def test_cuda_gpt2_in_train_mode_verifies() -> None:
+    path = ROOT / "tests" / "realmodels" / "gpt2_train.py"
+    _needs_transformers(path)
+    _only_the_runtime_may_fail(_verify(on_device(load_model_file(path), CUDA)))
+
+
+def test_cuda_generators_are_snapshotted_and_seeded() -> None:
+    torch.rand(1, device=CUDA)  # CUDA initialised: its generators count
+    assert cuda_devices() == list(range(torch.cuda.device_count()))
+    before = Draws.now()
+    with seeded():
+        first = torch.rand(16, device=CUDA)
+    with seeded():
+        again = torch.rand(16, device=CUDA)
+    torch.testing.assert_close(again, first, rtol=0.0, atol=0.0)
+    assert Draws.now().same_as(before) and len(before.cuda) == torch.cuda.device_count()
+
+
+def test_cuda_tolerance_follows_torchs_tf32_flags() -> None:
+    saved = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
+    try:
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.allow_tf32 = False
+        assert tolerance(torch.ones(3, device=CUDA)) == (1.3e-6, 1e-5)
+        torch.set_float32_matmul_precision("high")
+        assert tolerance(torch.ones(3, device=CUDA)) == (1e-3, 1e-3)
+    finally:
+        torch.set_float32_matmul_precision(saved[0])
+        torch.backends.cudnn.allow_tf32 = saved[1]
+    bf16 = torch.ones(3, device=CUDA, dtype=torch.bfloat16)
+    assert tolerance(bf16) == (1.6e-2, 1.6e-2)
+
+
+def test_cuda_device_past_the_devices_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    count = torch.cuda.device_count()
+    d01 = str(CORPUS / "d01_single_subgraph.py")
+    assert main(["verify", d01, "--device", f"cuda:{count}"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith(f"this machine has {count} CUDA device(s)")
+    assert main(["verify", d01, "--device", "cuda", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["device"] == "cuda:0"
