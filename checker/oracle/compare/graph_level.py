@@ -42,6 +42,7 @@ from checker.oracle.compare.judge import (
     blame,
     compare_runs,
     free_choice,
+    judge_obligations,
     judge_transformation,
 )
 from checker.oracle.compare.meaning import same_output
@@ -214,10 +215,16 @@ def _same_split(
     outs: tuple[torch.fx.GraphModule, torch.fx.GraphModule], gm: torch.fx.GraphModule,
     inputs: tuple[object, ...], sides: Sides, case: SplitCase,
 ) -> list[Divergence]:  # fmt: skip
-    """Two splits that mean the same still each run against the original (DIF-4)."""
+    """Two splits that mean the same still each run against the original (DIF-4), and the
+    other side's answers to the checker's obligations (DIF-27)."""
     ran = [compare_runs(gm, out, inputs) for out in outs]
     judged = [RIGHT if r is None or not r.wrong else r for r in ran]
+    difference = "the same split runs differently"
     if not any(j.wrong for j in judged):
-        return []
-    blamed = blame(judged[0], judged[1], sides.label, "the same split runs differently")
+        judged[1] = judge_obligations(gm, outs[1], inputs, None)  # DIF-27
+        if not judged[1].wrong:
+            return []
+        judged[0] = judge_obligations(gm, outs[0], inputs, None)
+        difference = "the same meaning, but an obligation is violated"
+    blamed = blame(judged[0], judged[1], sides.label, difference)
     return [divergence(sides, Component.SPLIT, Kind.GRAPH, blamed, str(case))]

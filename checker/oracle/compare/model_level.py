@@ -45,6 +45,7 @@ from checker.oracle.compare.judge import (
     blame,
     compare_runs,
     free_choice,
+    judge_obligations,
     judge_transformation,
 )
 from checker.oracle.compare.meaning import same_output
@@ -249,11 +250,26 @@ def _same_form(
         wrong = ran is not None and ran.wrong
         judged.append(ran.labelled("example inputs") if ran and wrong else RIGHT)
     if not any(j.wrong for j in judged):
-        return []
+        return _obligations(subject, sides, theirs)
     blamed = blame(judged[0], judged[1], sides.label, "the same graph runs differently")
     blamed = replace(blamed, evidence=replace(blamed.evidence, same_meaning=True))
     crash = any(j.evidence.raised is not None for j in judged if j.wrong)
     return [divergence(sides, Component.DEDUP, Kind.CRASH if crash else Kind.GRAPH, blamed)]
+
+
+def _obligations(subject: Subject, sides: Sides, theirs: DedupOutput) -> list[Divergence]:
+    """The other side's graph, which runs like the original and means what the reference's
+    means, still answers to the checker's obligations (DIF-27): a violated one blames it,
+    unless the reference's graph violates one too (then both)."""
+    graph = subject.graph
+    judged = judge_obligations(graph.gm, theirs.transformed, graph.example_inputs,
+                               theirs.extra_deps)  # fmt: skip
+    if not judged.wrong:
+        return []
+    difference = "the same meaning, but an obligation is violated"
+    blamed = blame(subject.judged_ours, judged, sides.label, difference)
+    blamed = replace(blamed, evidence=replace(blamed.evidence, same_meaning=True))
+    return [divergence(sides, Component.DEDUP, Kind.GRAPH, blamed)]
 
 
 def _with_refusals(ours: ReferenceOutput | Failure, evidence: Evidence) -> Evidence:

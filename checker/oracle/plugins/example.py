@@ -99,7 +99,7 @@ class Example:
         values = [*operands(region), *region]
         if any(not isinstance(n.meta.get("example_value"), torch.Tensor) for n in values):
             return "a value is not a plain tensor"
-        if any(n in writes or _named(n, RANDOM) or _named(n, SWITCHES) for n in region):
+        if any(self.effect(n, writes) for n in region):
             return "writes, draws or switches"
         if any(_named(n, SWITCHES) for n in span):
             return "spans a global-state switch"
@@ -107,6 +107,10 @@ class Example:
         if any(storage(w) in read for n in span if n not in inside for w in writes.get(n, [])):
             return "an outside write of what it reads lies between its nodes"
         return self.aliasing(region)
+
+    def effect(self, node: Node, writes: Mapping[Node, list[Node]]) -> bool:
+        """`node` writes in place, draws random numbers or switches global state."""
+        return node in writes or _named(node, RANDOM) or _named(node, SWITCHES)
 
     def aliasing(self, region: Region) -> str:
         """Operands and outputs must not share storage, a tuple output's elements included

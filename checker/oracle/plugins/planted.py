@@ -62,3 +62,26 @@ class OutputsPerRegion(Example):
 
     def outputs(self, regions: Sequence[Region]) -> list[int]:
         return outputs_of(regions[0])
+
+
+class WritesInputs(Example):
+    """A region that writes in place is outlined anyway: with a key that forgets which version
+    of a value a node reads, the two `h.view(-1).mul_(2)` of `tests/corpus/a5_*.py` are one
+    group, and each becomes a call whose body writes a view of its own input. Inlined, the
+    calls mean what the original means; torch's runtime forbids the write (CHK-15)."""
+
+    def buckets(self, graph: CapturedGraph) -> list[tuple[Node, ...]]:
+        merged: dict[str, list[Node]] = {}
+        for bucket in graph.tracker.buckets().groups:
+            for node in bucket:
+                merged.setdefault(_shape_free_key(node), []).append(node)
+        return [tuple(b) for b in merged.values()]
+
+    def effect(self, node: Node, writes: Mapping[Node, list[Node]]) -> bool:
+        return super().effect(node, {})
+
+
+def _shape_free_key(node: Node) -> str:
+    """The node's op, target and constant arguments (node arguments as `%`)."""
+    consts = torch.fx.map_arg((node.args, node.kwargs), lambda _: "%")
+    return f"{node.op}:{node.target}:{consts}"
