@@ -137,7 +137,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
-    from checker.bench import campaign, dedup, regions
+    from checker.bench import campaign, dedup, detect, regions
 
     check_outputs([args.json])
     json_path = Path(args.json) if args.json else None
@@ -145,6 +145,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     print(dedup.run(args.sizes), end="")
     if args.campaign_models > 0:
         print(campaign.run(args.campaign_models, 0), end="")
+    if args.detect_models > 0:
+        print(detect.run(0, models=args.detect_models), end="")
     return 0
 
 

@@ -168,6 +168,13 @@ def _bench_parser(sub: Sub[_Parser]) -> None:
     bench.add_argument("--json", metavar="PATH", help="also write the region numbers here")
     bench.add_argument("--campaign-models", type=count, default=120, metavar="N",
                        help="campaign throughput on 1 and 2 workers (0: skip)")  # fmt: skip
+    bench.add_argument(
+        "--detect-models",
+        type=count,
+        default=40,
+        metavar="N",
+        help="time to blame each planted bug, N random models (0: skip)",
+    )
     bench.add_argument("--debug", action="store_true", help="show tracebacks")
 
 

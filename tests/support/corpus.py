@@ -182,6 +182,7 @@ def eager_and_compiled(
     eager_file = load_model_file(path)
     if eager_file.device != "cpu":
         raise FxOracleError(f"{path}: fake {eager_file.device} inputs cannot be run")
+    torch.manual_seed(0)  # every generator, before each run: draws compare (N12)
     eager = _tensor_leaves(eager_file.model(*eager_file.example_inputs))
     compiled_file = load_model_file(path)
     flags = {"use_graph_deduplication": dedup, "inline_single_use_invoke_subgraph": False}
@@ -190,6 +191,7 @@ def eager_and_compiled(
         with torch._dynamo.config.patch(flags):
             compiled = torch.compile(compiled_file.model, backend="eager", fullgraph=True,
                                      dynamic=compiled_file.dynamic)  # fmt: skip
+            torch.manual_seed(0)
             outputs = _tensor_leaves(compiled(*compiled_file.example_inputs))
     finally:
         torch._dynamo.reset()

@@ -48,7 +48,7 @@ from checker.oracle.compare.judge import (
     judge_obligations,
     judge_transformation,
 )
-from checker.oracle.compare.meaning import same_output
+from checker.oracle.compare.meaning import draws_reordered, same_output
 from checker.oracle.protocol import (
     Deduplicates,
     DedupOutput,
@@ -279,6 +279,9 @@ def _with_refusals(ours: ReferenceOutput | Failure, evidence: Evidence) -> Evide
     return replace(evidence, refusals=ours.refused)
 
 
+REORDERED = "cause: random draws reordered (EFF-4: each draw takes the numbers the one before left)"
+
+
 def _why_they_differ(
     subject: Subject, theirs: CanonGraph, evidence: Evidence
 ) -> tuple[list[str], Evidence]:
@@ -289,6 +292,8 @@ def _why_they_differ(
     if isinstance(ours, Failure):
         return [], evidence
     why: list[str] = []
+    if not isinstance(found, Failure) and draws_reordered(ours.transformed, found.transformed):
+        why.append(REORDERED)
     if not isinstance(found, Failure) and ours.groups != found.groups and found.groups:
         see = " (see tracker)" if Component.TRACKER in subject.sides.components else ""
         why.append(f"they outlined different region groups{see}")

@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 import torch
 import torch.fx
 
-from checker.oracle.plugins.example import Deps, Example, outputs_of
+from checker.oracle.plugins.example import RANDOM, Deps, Example, named, outputs_of
 from checker.oracle.plugins.regions import Region
-from checker.oracle.protocol import CapturedGraph
+from checker.oracle.protocol import Callback, CapturedGraph
+from reference.split import split_module
 
 Node = torch.fx.Node
 
@@ -85,3 +86,61 @@ def _shape_free_key(node: Node) -> str:
     """The node's op, target and constant arguments (node arguments as `%`)."""
     consts = torch.fx.map_arg((node.args, node.kwargs), lambda _: "%")
     return f"{node.op}:{node.target}:{consts}"
+
+
+class EditedSplit:
+    """The reference's split (`reference.split.split_module`) with one edit of the result:
+    the base of planted splitters."""
+
+    def split(
+        self, gm: torch.fx.GraphModule, callback: Callback, keep_original_order: bool,
+        partition_affix: str | None,
+    ) -> torch.fx.GraphModule:  # fmt: skip
+        split = split_module(gm, None, callback, keep_original_order=keep_original_order,
+                             partition_affix=partition_affix)  # fmt: skip
+        self.edit(split, keep_original_order)
+        split.recompile()
+        return split
+
+    def edit(self, split: torch.fx.GraphModule, keep_original_order: bool) -> None:
+        raise NotImplementedError
+
+
+class LazyPlaceholders(EditedSplit):
+    """The root's placeholders made lazily under `keep_original_order`: each when a partition
+    first uses it, so the split's signature is in order of first use. With dynamic shapes a
+    size symbol and a tensor trade places (`relu(): argument 'input' must be Tensor, not
+    SymInt`)."""
+
+    def edit(self, split: torch.fx.GraphModule, keep_original_order: bool) -> None:
+        if keep_original_order:
+            _placeholders_in_use_order(split.graph)
+
+
+def _placeholders_in_use_order(graph: torch.fx.Graph) -> None:
+    """The placeholders moved into the order the partitions' calls first pass them in (unused
+    ones last)."""
+    uses: dict[Node, int] = {}
+    for node in graph.nodes:
+        for arg in node.all_input_nodes:
+            uses.setdefault(arg, len(uses))
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    lazy = sorted(placeholders, key=lambda p: uses.get(p, len(uses)))
+    first = next(n for n in graph.nodes if n.op != "placeholder")
+    for placeholder in lazy:
+        first.prepend(placeholder)
+
+
+class ReordersDraws(Example):
+    """Draws are ordered like any other node: no order between them, and the sort defers a
+    draw while anything else is ready, then takes the latest ready draw first, so two
+    independent draws swap and return each other's numbers (EFF-4)."""
+
+    def draw_order(self, graph: torch.fx.Graph) -> list[tuple[Node, Node]]:
+        return []
+
+    def rank(self, node: Node, position: int) -> int:
+        return LAST - position if named(node, RANDOM) else position
+
+
+LAST = 1 << 30  # a rank after every node's position
