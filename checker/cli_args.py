@@ -146,6 +146,10 @@ def _fuzz_parser(sub: Sub[_Parser]) -> None:
         help="torch, torch-simple, module:attr or path/to/file.py:attr",
     )
     fuzz.add_argument("--repro-dir", metavar="DIR", help="write a minimized repro per finding")
+    fuzz.add_argument(
+        "--fail-on", default="fxoracle", choices=["fxoracle", "plugin"],
+        help="exit 1 on fxoracle's own bugs (default), or also when the side under test is blamed",
+    )  # fmt: skip
     fuzz.add_argument("--max-models", type=count, help="stop after this many models in all")
     fuzz.add_argument(
         "--workers", type=positive, metavar="N",

@@ -139,8 +139,8 @@ class DedupOutput:
     - `buckets` (checked): the pass's buckets of key-equal nodes (two or more, node names),
       if it says. When both sides' region groups are valid but differ, a bucket that merges
       nodes computing different things is reported (TRK-5).
-    - `refusals` (not read): one line per region the pass left alone, and why, for the
-      plug-in's own use.
+    - `refusals` (shown): one line per region the pass left alone, and why; where the graphs
+      differ, the report shows how many and the first (`X said (2 refusals): ...`).
     """
 
     transformed: torch.fx.GraphModule

@@ -19,11 +19,7 @@ from functools import partial
 import torch
 import torch.fx
 
-from checker.oracle.compare.canon import (
-    canonical_graph,
-    first_difference,
-    only_order_differs,
-)
+from checker.oracle.compare.canon import first_that_matters, only_order_differs
 from checker.oracle.compare.divergence import (
     Blame,
     Blamed,
@@ -166,7 +162,7 @@ def _split_divergence(
     if same_output(ours, theirs, sides.strict_order):
         return _same_split((ours, theirs), gm, inputs, sides, case)
     labels = ("reference", sides.label)
-    difference = first_difference(canonical_graph(ours), canonical_graph(theirs), labels)
+    difference = first_that_matters(ours, theirs, labels)
     judged = [judge_transformation(gm, o, inputs, None, grad_probes=True) for o in outs]
     blamed = blame(judged[0], judged[1], sides.label, difference)
     if blamed.blame is Blame.NEITHER:

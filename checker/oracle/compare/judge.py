@@ -25,6 +25,7 @@ from checker.oracle.compare.divergence import (
     Evidence,
     Raised,
     RunFault,
+    told,
 )
 from checker.oracle.compare.obligations import first_violation
 from checker.oracle.sides.contract import ContractError
@@ -64,7 +65,7 @@ class Failure:
         return Raised.of(self.error)
 
     def __str__(self) -> str:
-        return f"raised {describe(self.error)}"
+        return f"raised {told(self.error)}"
 
 
 def attempt(run: Callable[[], T]) -> T | Failure:

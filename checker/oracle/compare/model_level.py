@@ -23,7 +23,7 @@ from checker.io.reports import plural
 from checker.oracle.compare.canon import (
     CanonGraph,
     canonical_graph,
-    first_difference,
+    first_that_matters,
     only_order_differs,
 )
 from checker.oracle.compare.divergence import (
@@ -203,7 +203,8 @@ def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
         return _same_form(subject, sides, ours, theirs)
     reordered = only_order_differs(ours.transformed, theirs.transformed)
     b = canonical_graph(theirs.transformed)
-    difference = first_difference(canonical_graph(ours.transformed), b, ("reference", sides.label))
+    labels = ("reference", sides.label)
+    difference = first_that_matters(ours.transformed, theirs.transformed, labels)
     blamed = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label, difference)
     if blamed.blame in (Blame.NEITHER, Blame.OTHER):
         why, evidence = _why_they_differ(subject, b, blamed.evidence)
@@ -300,6 +301,9 @@ def _why_they_differ(
     if ours.refusals:
         why.append(f"the reference refused {ours.refusals[0]}")
         evidence = _with_refusals(ours, evidence)
+    if not isinstance(found, Failure) and found.refusals:
+        label, count = subject.sides.label, plural(len(found.refusals), "refusal")
+        why.append(f"{label} said ({count}): {found.refusals[0]}")
     for policy in fewest_torch_rules():
         rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), policy))
         if isinstance(rerun, DedupOutput) and canonical_graph(rerun.transformed) == theirs:

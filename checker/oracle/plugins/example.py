@@ -72,9 +72,12 @@ class Example:
         gm, writes = graph.gm, written_args(graph)
         deps = self.ordering_deps(gm.graph, writes)
         done: list[list[Region]] = []
+        refused: list[str] = []
         for group in self.groups(graph):
             order = {n: i for i, n in enumerate(gm.graph.nodes)}
-            regions = [r for r in group if not self.refusal(r, group[0], writes, order)]
+            judged = [(r, self.refusal(r, group[0], writes, order)) for r in group]
+            refused += [f"region at {r[0].name}: {why}" for r, why in judged if why]
+            regions = [r for r, why in judged if not why]
             if len(regions) < 2 or regions[0] is not group[0] or closes_cycle(regions, deps):
                 continue
             outputs = self.outputs(regions)
@@ -85,7 +88,8 @@ class Example:
         self.stable_sort(gm.graph, {n: list(d) for n, d in deps.items()})
         gm.recompile()
         names = tuple(tuple(tuple(n.name for n in r) for r in g) for g in done)
-        return DedupOutput(gm, names, {n: tuple(d) for n, d in deps.items()})
+        deps_out = {n: tuple(d) for n, d in deps.items()}
+        return DedupOutput(gm, names, deps_out, refusals=tuple(refused))
 
     def refusal(
         self, region: Region, region0: Region, writes: Mapping[Node, list[Node]],

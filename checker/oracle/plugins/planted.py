@@ -83,9 +83,18 @@ class WritesInputs(Example):
 
 
 def _shape_free_key(node: Node) -> str:
-    """The node's op, target and constant arguments (node arguments as `%`)."""
+    """The node's op, target, constant arguments (node arguments as `%`) and the dtype and
+    shape of its value and its node arguments' values: not which version of them it reads."""
     consts = torch.fx.map_arg((node.args, node.kwargs), lambda _: "%")
-    return f"{node.op}:{node.target}:{consts}"
+    metas = [_meta(n) for n in (node, *node.all_input_nodes)]
+    return f"{node.op}:{node.target}:{consts}:{metas}"
+
+
+def _meta(node: Node) -> str:
+    value = node.meta.get("example_value")
+    if isinstance(value, torch.Tensor):
+        return f"{value.dtype}{tuple(value.shape)}{value.requires_grad}"
+    return type(value).__name__
 
 
 class EditedSplit:

@@ -1,7 +1,8 @@
 """The progress of many models on stderr: `fxoracle diff` and `fxoracle fuzz` (spec chapter 08).
 
 On a terminal: a tqdm bar of the models done, models/s and a postfix the caller writes (counts of
-what was found). Elsewhere (logs, CI, `--json -`) no bar: the report is the output.
+what was found). Elsewhere (logs, CI, `--json -`) one line per model instead (`diff: 3/40
+random_0_2 diverge=1 fail=0`), so a long run is never silent (DIF-32).
 """
 
 from __future__ import annotations
@@ -27,8 +28,13 @@ class Bar:
         self._bar: tqdm[Never] | None = None
 
     def show(self, done: int, postfix: str, total: int | None = None) -> None:
-        """`done` models of `total` so far, then `postfix`."""
+        """`done` models of `total` so far, then `postfix`: the bar, or off a terminal a line."""
         bar = self.start(total) if self._bar is None else self._bar
+        if bar.disable:
+            if self._enabled is None:  # not asked off: no terminal, so a line per model
+                of = f"/{total or bar.total}" if (total or bar.total) else ""
+                print(f"{self._desc}: {done}{of} {postfix}", file=self.out, flush=True)
+            return
         bar.update(done - bar.n)
         bar.set_postfix_str(postfix)  # refreshes: the line shows both
 
