@@ -17,6 +17,12 @@ second operand is a view of its first (operands sharing storage); and, for a blo
 pair, a model that keeps a different element of each call's result (regions of one group whose
 external outputs differ).
 
+Random draws (chapter 09, EFF-4), drawn after everything else so that a model drawing nothing
+keeps every earlier choice: half of the models get one or two draws in the block (`DRAWS`:
+`rand`, `rand_like`, `randn`, `dropout` in train mode, `bernoulli`, `normal`, one in place, one
+through a view), among its views, in-place updates and the calls' `no_grad` and `autocast`
+blocks, and half of those a draw before the first call (`MODEL_DRAWS`).
+
 Valid by construction: every op keeps the shape of `h`, a call pairs tensors of one shape, and
 in-place updates touch the block's own tensor or, guarded by `if not g.requires_grad`, its
 second input (a leaf that requires grad cannot be updated in place). `ModelSpec` renders to a

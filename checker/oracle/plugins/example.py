@@ -7,8 +7,8 @@ example a plug-in author copies (spec chapter 08, DIF-1; course chapter 08).
 - `deduplicate`: the regions outlined into `invoke_subgraph` calls: one subgraph per group,
   copied from region 0 (one placeholder per distinct outside input, the outputs every region's
   outside users need), ordering dependencies from the capture's mutation facts (a write stays
-  between every earlier and later reader of its storage, views included) and global-state
-  switches kept in place, then a sort;
+  between every earlier and later reader of its storage, views included), random draws kept in
+  their order and global-state switches kept in place, then a sort;
 - `stable_sort`: Kahn's algorithm that always places the earliest ready node (a valid order,
   not necessarily torch's).
 

@@ -1,5 +1,7 @@
 """The example plug-in's twins, each with planted bugs the oracle must catch and blame on them
-(spec chapter 08, DIF-1; chapter 09 for the three aliasing bugs):
+(spec chapter 08, DIF-1; chapter 09 for the three aliasing bugs; DIF-27 `WritesInputs`, DIF-29
+`ReordersDraws`), and a splitter with one (`LazyPlaceholders`, DIF-28). `fxoracle bench` times
+how long `diff --random` takes to blame each:
 
     fxoracle diff tests/corpus/*.py --against checker.oracle.plugins.planted:Planted
     fxoracle fuzz --against checker.oracle.plugins.planted:IgnoresViews --minutes 5
