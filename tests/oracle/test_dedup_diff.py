@@ -47,8 +47,10 @@ def _outcome(path: Path, policy: Policy = RIGHT) -> Outcome:
 
 
 def _run(gm: torch.fx.GraphModule, inputs: tuple[object, ...]) -> object:
-    """Outputs, then the inputs as the run left them (in-place updates count)."""
+    """Outputs, then the inputs as the run left them (in-place updates count); every
+    generator seeded first, so runs of a model that draws compare (`own_draws.py`)."""
     args = fresh_inputs(inputs)
+    torch.manual_seed(0)
     return (gm(*args), args)
 
 

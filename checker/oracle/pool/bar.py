@@ -26,14 +26,16 @@ class Bar:
         self.out = out or sys.stderr
         self._desc, self._enabled, self._leave = desc, enabled, leave
         self._bar: tqdm[Never] | None = None
+        self._said = -1  # the models done the last line said (off a terminal)
 
     def show(self, done: int, postfix: str, total: int | None = None) -> None:
         """`done` models of `total` so far, then `postfix`: the bar, or off a terminal a line."""
         bar = self.start(total) if self._bar is None else self._bar
         if bar.disable:
-            if self._enabled is None:  # not asked off: no terminal, so a line per model
+            if self._enabled is None and done != self._said:  # no terminal: a line per model
                 of = f"/{total or bar.total}" if (total or bar.total) else ""
                 print(f"{self._desc}: {done}{of} {postfix}", file=self.out, flush=True)
+                self._said = done
             return
         bar.update(done - bar.n)
         bar.set_postfix_str(postfix)  # refreshes: the line shows both
