@@ -67,7 +67,7 @@ def test_dif29_random_models_blame_reordered_draws() -> None:
 def test_dif29_bench_times_the_first_blame_of_each_planted_bug() -> None:
     """The bench's row for one planted bug, on one random model and two workers: blamed on
     `random_0_1`, after a measured time; not on one model that does not show it."""
-    row = detect.detect("WritesInputs", models=2)
+    row = detect.detect("Planted", models=2)
     assert row.model == "random_0_1" and row.models in (1, 2) and row.seconds > 0
     missed = detect.detect("ReordersDraws", models=1)
     assert (missed.model, missed.models) == ("", 1)

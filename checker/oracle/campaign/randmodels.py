@@ -90,7 +90,7 @@ DRAWS = (
     "t = t - torch.rand(h.shape, dtype=h.dtype)",
     "t = torch.normal(t, 0.5)",
     "t.add_(torch.rand_like(t))",
-    "t = t.view(-1).add(torch.randn_like(t).view(-1)).view(h.shape)",
+    "t = t + torch.randn(h.shape, dtype=h.dtype).view(-1).view(h.shape)",
 )
 # a draw between calls, outside every block: on a view of the model's first input
 MODEL_DRAWS = (
