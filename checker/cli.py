@@ -121,7 +121,8 @@ def _diffed(args: argparse.Namespace, bar: DiffBar) -> DiffReport:
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
-    """0: no bug of fxoracle found; 1: an oracle error or a divergence blamed on it (DIF-9)."""
+    """0: no bug of fxoracle found; 1: an oracle error or a divergence blamed on it (DIF-9), or
+    with `--fail-on plugin` one blamed on the side under test (DIF-32)."""
     from checker.oracle.campaign.fuzz import CampaignBar, run_campaign
 
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
@@ -131,17 +132,19 @@ def _run_fuzz(args: argparse.Namespace) -> int:
                                 repro_dir=repro_dir, max_models=args.max_models, progress=bar,
                                 workers=args.workers, ray=args.ray,
                                 device=args.device)  # fmt: skip
-    ours = campaign.fxoracle_bugs
+    ours, theirs = campaign.fxoracle_bugs, campaign.other_blamed
     found = plural(len(campaign.findings), "signature")
     print(f"{plural(campaign.models, 'model')}, {found} -> {args.out}")
     if ours:
         print(f"fxoracle's own bugs (DIF-9): {', '.join(ours)}")
-    return 1 if ours else 0
+    if theirs:
+        print(f"blamed on {campaign.against}: {', '.join(theirs)}")
+    return 1 if ours or (theirs and args.fail_on == "plugin") else 0
 
 
 def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
-    from checker.bench import campaign, dedup, regions
+    from checker.bench import campaign, dedup, detect, regions
 
     check_outputs([args.json])
     json_path = Path(args.json) if args.json else None
@@ -149,6 +152,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     print(dedup.run(args.sizes), end="")
     if args.campaign_models > 0:
         print(campaign.run(args.campaign_models, 0), end="")
+    if args.detect_models > 0:
+        print(detect.run(0, models=args.detect_models), end="")
     return 0
 
 

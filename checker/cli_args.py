@@ -157,6 +157,10 @@ def _fuzz_parser(sub: Sub[_Parser]) -> None:
         help="torch, torch-simple, module:attr or path/to/file.py:attr",
     )
     fuzz.add_argument("--repro-dir", metavar="DIR", help="write a minimized repro per finding")
+    fuzz.add_argument(
+        "--fail-on", default="fxoracle", choices=["fxoracle", "plugin"],
+        help="exit 1 on fxoracle's own bugs (default), or also when the side under test is blamed",
+    )  # fmt: skip
     fuzz.add_argument("--max-models", type=count, help="stop after this many models in all")
     fuzz.add_argument(
         "--workers", type=positive, metavar="N",
@@ -180,6 +184,13 @@ def _bench_parser(sub: Sub[_Parser]) -> None:
     bench.add_argument("--json", metavar="PATH", help="also write the region numbers here")
     bench.add_argument("--campaign-models", type=count, default=120, metavar="N",
                        help="campaign throughput on 1 and 2 workers (0: skip)")  # fmt: skip
+    bench.add_argument(
+        "--detect-models",
+        type=count,
+        default=40,
+        metavar="N",
+        help="time to blame each planted bug, N random models (0: skip)",
+    )
     bench.add_argument("--debug", action="store_true", help="show tracebacks")
 
 

@@ -25,6 +25,15 @@ def what_raised(e: BaseException) -> str:
     return describe(e)
 
 
+def raised_when(where: str, e: BaseException, when: str) -> str:
+    """`<where> raised <what> <when>`; a message that itself ends with `<when>` is quoted
+    (`raised RuntimeError('boom at import') at import`), never read as said twice."""
+    what = what_raised(e)
+    if not isinstance(e, SystemExit) and what.endswith(f" {when}"):
+        what = f"{type(e).__name__}({first_line(e)!r})"
+    return f"{where} raised {what} {when}"
+
+
 @contextmanager
 def user_code(where: str, when: str) -> Iterator[None]:
     """The block runs a user's code: what it raises becomes `FxOracleError("<where> raised
@@ -36,7 +45,7 @@ def user_code(where: str, when: str) -> Iterator[None]:
     except SyntaxError as e:
         raise FxOracleError(f"{where}:{e.lineno}: syntax error: {e.msg}") from e
     except (Exception, SystemExit) as e:  # not KeyboardInterrupt: Ctrl-C stays Ctrl-C
-        raise FxOracleError(f"{where} raised {what_raised(e)} {when}") from e
+        raise FxOracleError(raised_when(where, e, when)) from e
 
 
 def read_source(path: Path) -> str:

@@ -13,6 +13,32 @@ recorder: `reference.dynamo.capture.capture`), so a plug-in never captures anyth
 call gets its OWN copy: a method may edit what it is given (a pass edits the graph in place, as
 torch's does) and nothing it does reaches the other side. What each method receives, returns and may
 change is in its Protocol's docstring; `checker/oracle/plugins/` holds a runnable example.
+
+Seven things a plug-in author asked (spec chapter 08, DIF-30; chapter 11):
+
+1. Capturing a model and calling one's own pass outside `diff`: `checker.oracle.diff.author`
+   (`capture_model(path)` captures a model file, static or dynamic as the file says, into a
+   `CapturedGraph`; `judge_dedup(graph, output)` judges one's `DedupOutput` as `diff` does;
+   `diff_pass(pass_, path, component)` compares with the reference per component;
+   `assert_agrees(pass_, path, component=...)` fails a pytest test with the divergence text).
+2. `invoke_subgraph` operands must be tensors, ints, `SymInt`s (or generators): torch's
+   runtime takes nothing else, so a region whose outside input is anything else (a tuple, a
+   float, None) cannot be outlined (`Deduplicates`).
+3. `storage_of(value)` results are hashable and equal by storage (views share their base's):
+   dict keys and set members.
+4. The call needs nothing in `meta` beyond what the body's nodes carry (`meta["val"]`);
+   setting `example_value` on the call (the tuple of its outputs' values) and on each getitem
+   (its element) keeps later passes and the checker's shape check informed (`Deduplicates`).
+5. The `sort` component gets a scrambled graph and torch's ordering deps, which order no random
+   draw (torch's do not): a sort is judged on its data and `deps` only; draw order is judged
+   in `dedup`, where the meaning form versions the generator (DIF-29).
+6. A draw is `reference.effects.node_effects.draws(node)`: an op tagged
+   `nondeterministic_seeded`, or a function or method named in `RANDOM_NAMES` (`rand`,
+   `randn`, `rand_like`, `dropout`, `bernoulli`, `normal`, ...), or a call whose body draws
+   (spec chapter 09, EFF-4).
+7. A random model's source is `checker.oracle.campaign.randmodels.random_source(seed, index)`
+   (model `random_<seed>_<index>` of `--random`/`fuzz`); a campaign's findings file and every
+   repro hold the (shrunk) source too.
 """
 
 from __future__ import annotations
@@ -70,7 +96,8 @@ class CapturedGraph(Protocol):
     import rather than guess: `reference.effects.node_effects.draws(node)` (it draws from the
     global generator), `switch(node)` (the global state it switches: grad mode, autocast, ...,
     or None) and `storage_of(value)` (the storage a tensor or fake tensor lives in, comparable
-    with `==`: views share their base's).
+    with `==` and hashable: views share their base's). A draw is an op tagged
+    `nondeterministic_seeded` or a function or method of `node_effects.RANDOM_NAMES`.
 
     Methods run in one state for both sides: grad mode on (unless the model file switched it
     off when imported), no inference mode, no autocast, no fake-tensor or other dispatch mode
@@ -112,8 +139,8 @@ class DedupOutput:
     - `buckets` (checked): the pass's buckets of key-equal nodes (two or more, node names),
       if it says. When both sides' region groups are valid but differ, a bucket that merges
       nodes computing different things is reported (TRK-5).
-    - `refusals` (not read): one line per region the pass left alone, and why, for the
-      plug-in's own use.
+    - `refusals` (shown): one line per region the pass left alone, and why; where the graphs
+      differ, the report shows how many and the first (`X said (2 refusals): ...`).
     """
 
     transformed: torch.fx.GraphModule
@@ -151,9 +178,12 @@ class Deduplicates(Protocol):
         A call is torch's: `gm.register_module(name, body)` with `body` a `GraphModule` whose
         output is a tuple, fetched by `fetch = gm.graph.get_attr(name)`, then
         `call = gm.graph.call_function(torch.ops.higher_order.invoke_subgraph, (fetch, name,
-        *operands))` and one `operator.getitem(call, k)` per output. Body nodes carry
-        `meta["val"]` (the region's `example_value`), which torch's runtime reads. Region
-        names in `DedupOutput.groups` are those of the graph as given, before any edit.
+        *operands))` and one `operator.getitem(call, k)` per output. Operands are tensors,
+        ints or `SymInt`s (torch's runtime takes nothing else). Body nodes carry
+        `meta["val"]` (the region's `example_value`), which torch's runtime reads; the call's
+        `meta["example_value"]` (the tuple of its outputs' values) and each getitem's (its
+        element) are not required, and keep later passes informed. Region names in
+        `DedupOutput.groups` are those of the graph as given, before any edit.
         """
         ...
 
@@ -165,7 +195,8 @@ class Sorts(Protocol):
         `deps[node]` (nodes of `graph`), moving as little as it can (SRT-1..SRT-5).
 
         May only move nodes: adding or erasing one is a contract violation. Receives a
-        scrambled copy of the captured graph and torch's ordering deps for it.
+        scrambled copy of the captured graph and torch's ordering deps for it (mutation order,
+        autocast pins), which order no random draw: draw order is judged in `dedup`.
         """
         ...
 

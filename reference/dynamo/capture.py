@@ -165,11 +165,15 @@ def _run_as_is(gm: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any
     return gm.forward
 
 
+CAPTURE_MODULE = "DynamoCaptureModule"  # the class name of a capture's graph module
+
+
 def _recorded(out: Any, dynamic: bool) -> Capture:
     """A copy of the output graph's graph and trackers, and its inputs (TRK-9)."""
     tracker = out.region_tracker
     assert isinstance(tracker, GraphRegionTracker), "TRK-9: our tracker is installed"
-    found = copy_graph(out.graph, dict(out.nn_modules), "CapturedGraph")
+    # named apart from the plug-in contract's `CapturedGraph`, which holds it as `gm`
+    found = copy_graph(out.graph, dict(out.nn_modules), CAPTURE_MODULE)
     inputs = tuple(
         snapshot(p.meta["grapharg"].example) for p in out.graph.find_nodes(op="placeholder")
     )

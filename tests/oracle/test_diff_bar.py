@@ -24,9 +24,15 @@ def test_the_bar_counts_models_divergences_and_failures() -> None:
     assert [g.agree for g in report.graphs] == [True, False]
 
 
-def test_no_bar_off_a_terminal() -> None:
+def test_a_line_per_model_off_a_terminal() -> None:
+    """No bar where stderr is no terminal, but one line per model (DIF-32); none when the bar
+    is switched off."""
     out = io.StringIO()
     model = load_model_file(CORPUS / "t01_single_region_group.py")
     with DiffBar(out) as bar:  # a StringIO is no terminal
         run_diff([model], "torch", "tracker", progress=bar)
-    assert out.getvalue() == ""
+    assert out.getvalue() == "diff: 1/1 t01_single_region_group.py diverge=0 fail=0\n"
+    off = io.StringIO()
+    with DiffBar(off, enabled=False) as bar:
+        run_diff([model], "torch", "tracker", progress=bar)
+    assert off.getvalue() == ""

@@ -167,16 +167,18 @@ def test_dif13_a_model_leaves_no_autocast_behind() -> None:
 
 
 @pytest.mark.spec("DIF-9")
-def test_dif9_without_a_terminal_the_progress_is_one_summary_line(
+def test_dif9_without_a_terminal_the_progress_is_a_line_per_model_then_the_summary(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """No bar off a terminal: one line per model recorded (DIF-32), said once, then the
+    summary line."""
     found = {"dedup/graph/torch/": finding_of("dedup/graph/torch/")}
     campaign = Campaign(seed=0, against="torch", models=3, by_wrong={"torch": 4}, findings=found)
     with CampaignBar(total=3) as bar:
         bar(campaign, False)
         bar(campaign, True)
     err = capsys.readouterr().err
-    assert err.splitlines() == [campaign.progress()]
+    assert err.splitlines() == ["fuzz: 3/3 findings=1, fxoracle_bugs=0", campaign.progress()]
     assert "3 models" in err and "wrong: torch 4 | 1 signatures" in err
 
 

@@ -100,7 +100,7 @@ def test_dif7_a_random_divergence_shrinks_to_a_failing_repro(tmp_path: Path) -> 
     assert isinstance(graph, Capture)
     found = diff_capture(graph, sides)
     assert [(str(d.component), d.wrong) for d in found] == [("dedup", "torch")]
-    (repro,) = write_repros(model, graph, found, sides, tmp_path / "repros")
+    (repro,) = write_repros(model, graph, found, sides, tmp_path / "repros").written
     assert fails_with_assertion(repro)
     text = repro.read_text()
     shrunk = text.split("\ndef _fresh")[0]

@@ -17,9 +17,9 @@ import torch
 import torch.fx
 
 from checker.oracle.plugins.example import Example
+from checker.oracle.plugins.planted import EditedSplit
 from checker.oracle.protocol import Callback, CapturedGraph, RegionGroups
 from reference.errors import FxOracleError
-from reference.split import split_module
 from reference.split.build import BuildOptions, build_split
 from reference.split.plan import plan_split
 
@@ -74,30 +74,13 @@ class FewerGroups(Example):
         return super().find_regions(graph)[:-1]
 
 
-class _Edited:
-    """The reference's split with one edit (`edit`) of the result."""
-
-    def split(
-        self, gm: torch.fx.GraphModule, callback: Callback, keep_original_order: bool,
-        partition_affix: str | None,
-    ) -> torch.fx.GraphModule:  # fmt: skip
-        split = split_module(gm, None, callback, keep_original_order=keep_original_order,
-                             partition_affix=partition_affix)  # fmt: skip
-        self.edit(split)
-        split.recompile()
-        return split
-
-    def edit(self, split: torch.fx.GraphModule) -> None:
-        raise NotImplementedError
-
-
-class PermutesSignature(_Edited):
+class PermutesSignature(EditedSplit):
     """The first submodule with two inputs takes them in the other order, and its call passes
     them so: the same computation."""
 
     fix_calls = True
 
-    def edit(self, split: torch.fx.GraphModule) -> None:
+    def edit(self, split: torch.fx.GraphModule, keep_original_order: bool) -> None:
         call = next(n for n in split.graph.nodes if n.op == "call_module" and len(n.args) > 1)
         sub = split.get_submodule(str(call.target))
         assert isinstance(sub, torch.fx.GraphModule)
@@ -116,10 +99,10 @@ class WrongSignature(PermutesSignature):
     fix_calls = False
 
 
-class WrongGetitem(_Edited):
+class WrongGetitem(EditedSplit):
     """A getitem of a submodule's outputs takes the next output instead."""
 
-    def edit(self, split: torch.fx.GraphModule) -> None:
+    def edit(self, split: torch.fx.GraphModule, keep_original_order: bool) -> None:
         taken = [n for n in split.graph.nodes if n.target is operator.getitem]
         first = next(n for n in taken if n.args[1] == 0 and any(u.args[1] == 1 for u in taken))
         first.args = (first.args[0], 1)

@@ -86,7 +86,7 @@ class Campaign:
         side, with the model's index: those a repro is made for."""
         assert outcome.index == self.models, f"DIF-13: model {outcome.index} out of order"
         self.models += 1
-        self.diverging += bool(outcome.divergences)
+        self.diverging += any(d.blame is not Blame.NEITHER for d in outcome.divergences)
         new: list[tuple[int, Divergence]] = []
         for d in outcome.divergences:
             self.by_wrong[d.wrong] = self.by_wrong.get(d.wrong, 0) + 1
@@ -106,6 +106,12 @@ class Campaign:
         repro_dir.mkdir(parents=True, exist_ok=True)
         write_atomically(path, repro.text)
         self.findings[repro.signature] = replace(self.findings[repro.signature], repro=str(path))
+
+    @property
+    def other_blamed(self) -> list[str]:
+        """Signatures that blame the side under test (alone or with the reference)."""
+        return sorted(k for k, f in self.findings.items() if f.fails and f.wrong in
+                      (self.against, "both"))  # fmt: skip
 
     @property
     def fxoracle_bugs(self) -> list[str]:

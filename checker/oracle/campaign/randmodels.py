@@ -17,6 +17,12 @@ second operand is a view of its first (operands sharing storage); and, for a blo
 pair, a model that keeps a different element of each call's result (regions of one group whose
 external outputs differ).
 
+Random draws (chapter 09, EFF-4), drawn after everything else so that a model drawing nothing
+keeps every earlier choice: half of the models get one or two draws in the block (`DRAWS`:
+`rand`, `rand_like`, `randn`, `dropout` in train mode, `bernoulli`, `normal`, one in place, one
+through a view), among its views, in-place updates and the calls' `no_grad` and `autocast`
+blocks, and half of those a draw before the first call (`MODEL_DRAWS`).
+
 Valid by construction: every op keeps the shape of `h`, a call pairs tensors of one shape, and
 in-place updates touch the block's own tensor or, guarded by `if not g.requires_grad`, its
 second input (a leaf that requires grad cannot be updated in place). `ModelSpec` renders to a
@@ -74,6 +80,22 @@ VIEWS = ("x.view(x.shape)", "x[:]", "x.transpose(0, 1).transpose(0, 1)", "x.unsq
 # in-place writes of a view's base `x` between calls: directly, through a view, by setitem
 WRITES = ("x.add_(1)", "x.view(-1).mul_(0.5)", "x[0] = 0.25", "x.t().add_(x.t())")
 USES = ("", "[0]", "[1]", "[1]")  # what the model keeps of a pair a block returns
+# random draws (EFF-4: each reads and writes the generator, so their order matters), some on
+# a view or in place; a block's statements around them hold views, updates and switches
+DRAWS = (
+    "t = t + torch.rand_like(t)",
+    "t = t * torch.randn(h.shape, dtype=h.dtype)",
+    "t = torch.nn.functional.dropout(t, 0.5, training=True)",
+    "t = t + torch.bernoulli(torch.full_like(t, 0.5))",
+    "t = t - torch.rand(h.shape, dtype=h.dtype)",
+    "t = torch.normal(t, 0.5)",
+    "t.add_(torch.rand_like(t))",
+    "t = t + torch.randn(h.shape, dtype=h.dtype).view(-1).view(h.shape)",
+)
+# a draw between calls, outside every block: on a view of the model's first input
+MODEL_DRAWS = (
+    "", "", "x0 = x0 + torch.rand_like(x0)", "x0 = torch.nn.functional.dropout(x0, 0.25)",
+)  # fmt: skip
 SHAPES = ((4, 8), (4, 8), (6, 8))
 DTYPES = ("float32", "float32", "float64")
 
@@ -118,6 +140,7 @@ class ModelSpec:
     view: str = ""
     after: tuple[str, ...] = ()
     kept: tuple[str, ...] = ()
+    draw: str = ""  # a draw before the first call (`MODEL_DRAWS`), or nothing
 
 
 def build_spec(pick: Picker, seed: int) -> ModelSpec:
@@ -134,7 +157,20 @@ def build_spec(pick: Picker, seed: int) -> ModelSpec:
     if update:
         body = (body[0], update, *body[1:])
     spec = ModelSpec(inputs, body, returns, calls, dynamic, seed)
-    return _with_aliasing(pick, spec)
+    return _with_draws(pick, _with_aliasing(pick, spec))
+
+
+def _with_draws(pick: Picker, spec: ModelSpec) -> ModelSpec:
+    """Random draws (drawn after everything else, so the models of earlier releases keep their
+    choices where they draw nothing): one or two in the block, half of the time, each at a
+    random place after its first statement; then, half of the time, a draw before the first
+    call."""
+    body = list(spec.body)
+    count: int = pick((0, 0, 1, 2))
+    for _ in range(count):
+        where: int = pick(range(1, len(body) + 1))
+        body.insert(where, pick(DRAWS))
+    return replace(spec, body=tuple(body), draw=pick(MODEL_DRAWS) if count else "")
 
 
 def _with_aliasing(pick: Picker, spec: ModelSpec) -> ModelSpec:
@@ -200,6 +236,7 @@ def render(spec: ModelSpec) -> str:
     lines = ['"""A generated model (fxoracle randmodels)."""', "", "import torch", "", ""]
     lines += ["def block(h, g, s, f, m):", *(f"    {st}" for st in spec.body)]
     lines += [f"    return {spec.returns}", "", "", f"def model({params}):"]
+    lines += [f"    {spec.draw}"] if spec.draw else []
     lines += [f"    v = {spec.view}"] if spec.view else []
     for i, c in enumerate(spec.calls):
         call = f"h{i} = block({c.first}, {c.second}, {c.const}, {c.target}, {c.mode})"

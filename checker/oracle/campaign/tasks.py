@@ -85,8 +85,8 @@ def repro_task(
             graph = capture_for(model, sides)
             if isinstance(graph, Divergence):
                 return None
-            written = write_repros(model, graph, [d], sides, Path(tmp), tag)
-            texts = [ReproFile(d.signature(), p.name, p.read_text()) for p in written]
+            made = write_repros(model, graph, [d], sides, Path(tmp), tag)
+            texts = [ReproFile(d.signature(), p.name, p.read_text()) for p in made.written]
     except Exception:  # shrinking is best effort: the finding keeps its source
         return None
     return texts[0] if texts else None

@@ -158,11 +158,51 @@ def only_order_differs(a: torch.fx.GraphModule, b: torch.fx.GraphModule) -> bool
     return order_free(a, table) == order_free(b, table)
 
 
+def first_that_matters(
+    a: torch.fx.GraphModule, b: torch.fx.GraphModule, labels: tuple[str, str]
+) -> str:
+    """The first difference a reader can act on: the first node (in each graph's order, a
+    subgraph's fetch last) whose order-free form the other graph lacks; where both hold the
+    same nodes, where their order first differs (`first_difference`)."""
+    table: dict[Hashable, int] = {}
+    forms = (free_forms(a, table), free_forms(b, table))
+    lone = [_lone(forms[k], Counter(forms[1 - k].values())) for k in (0, 1)]
+    if lone == [None, None]:
+        return first_difference(canonical_graph(a), canonical_graph(b), labels)
+    index = [{n: i for i, n in enumerate(f)} for f in forms]
+    told = [
+        f"{labels[k]} node {index[k][n]} `{_canon_node(n, index[k])}`"
+        if n is not None
+        else f"{labels[k]} nothing"
+        for k, n in enumerate(lone)
+    ]
+    return f"first node only one side has: {told[0]}; {told[1]}"
+
+
+def _lone(forms: dict[Node, int], other: Counter[int]) -> Node | None:
+    """The first node of `forms` (in order; fetches of subgraphs after every other node) whose
+    form `other` holds no more of."""
+    left = Counter(other)
+    unmatched = []
+    for node, form in forms.items():
+        if left[form] > 0:
+            left[form] -= 1
+        else:
+            unmatched.append(node)
+    unmatched.sort(key=lambda n: n.op == "get_attr")  # stable: graph order otherwise
+    return unmatched[0] if unmatched else None
+
+
 def order_free(gm: torch.fx.GraphModule, table: dict[Hashable, int]) -> Counter[int]:
-    """The multiset of `gm`'s node forms, interned in `table`: a node's form is its op, target
-    and arguments with node arguments by *their* forms, not their positions; placeholders by
-    their rank among placeholders (the signature keeps its order), a child graph module by its
-    own order-free form. Dynamo's dead nodes are left out, as in `canonical_graph`."""
+    """The multiset of `gm`'s node forms (`free_forms`)."""
+    return Counter(free_forms(gm, table).values())
+
+
+def free_forms(gm: torch.fx.GraphModule, table: dict[Hashable, int]) -> dict[Node, int]:
+    """`gm`'s node forms in order, interned in `table`: a node's form is its op, target and
+    arguments with node arguments by *their* forms, not their positions; placeholders by their
+    rank among placeholders (the signature keeps its order), a child graph module by its own
+    order-free form. Dynamo's dead nodes are left out, as in `canonical_graph`."""
     dead = dynamo_dead_nodes(gm.graph)
     form: dict[Node, int] = {}
     placeholders = 0
@@ -175,7 +215,7 @@ def order_free(gm: torch.fx.GraphModule, table: dict[Hashable, int]) -> Counter[
         else:
             key = (node.op, _free_target(gm, node, table), _canon_node(node, form).args)
         form[node] = table.setdefault(key, len(table))
-    return Counter(form.values())
+    return form
 
 
 def _free_target(gm: torch.fx.GraphModule, node: Node, table: dict[Hashable, int]) -> Hashable:

@@ -17,7 +17,7 @@ from typing import assert_never
 from checker.oracle.compare.faults import RegionFault
 from checker.oracle.sides.contract import ContractError, traceback_of
 from checker.oracle.sides.sides import Component, Sides
-from reference.errors import describe, first_line
+from reference.errors import first_line
 
 
 class Kind(StrEnum):
@@ -182,9 +182,15 @@ def divergence(
                       traceback=trace, evidence=blamed.evidence)  # fmt: skip
 
 
+def told(e: BaseException) -> str:
+    """`Type: message`, the whole message on one line: a report never cuts it mid-value (a
+    printed tensor's first line is not the message)."""
+    return f"{type(e).__name__}: {' '.join(str(e).split()) or '(no message)'}"
+
+
 def crashed(sides: Sides, component: Component, e: BaseException, case: str = "") -> Divergence:
     """The other side raised `e` where the reference did not."""
-    blamed = Blamed(Blame.OTHER, f"{sides.label} raised {describe(e)}", Evidence(Raised.of(e)))
+    blamed = Blamed(Blame.OTHER, f"{sides.label} raised {told(e)}", Evidence(Raised.of(e)))
     return divergence(sides, component, Kind.CRASH, blamed, case, e)
 
 

@@ -19,11 +19,7 @@ from functools import partial
 import torch
 import torch.fx
 
-from checker.oracle.compare.canon import (
-    canonical_graph,
-    first_difference,
-    only_order_differs,
-)
+from checker.oracle.compare.canon import first_that_matters, only_order_differs
 from checker.oracle.compare.divergence import (
     Blame,
     Blamed,
@@ -42,6 +38,7 @@ from checker.oracle.compare.judge import (
     blame,
     compare_runs,
     free_choice,
+    judge_obligations,
     judge_transformation,
 )
 from checker.oracle.compare.meaning import same_output
@@ -165,7 +162,7 @@ def _split_divergence(
     if same_output(ours, theirs, sides.strict_order):
         return _same_split((ours, theirs), gm, inputs, sides, case)
     labels = ("reference", sides.label)
-    difference = first_difference(canonical_graph(ours), canonical_graph(theirs), labels)
+    difference = first_that_matters(ours, theirs, labels)
     judged = [judge_transformation(gm, o, inputs, None, grad_probes=True) for o in outs]
     blamed = blame(judged[0], judged[1], sides.label, difference)
     if blamed.blame is Blame.NEITHER:
@@ -214,10 +211,16 @@ def _same_split(
     outs: tuple[torch.fx.GraphModule, torch.fx.GraphModule], gm: torch.fx.GraphModule,
     inputs: tuple[object, ...], sides: Sides, case: SplitCase,
 ) -> list[Divergence]:  # fmt: skip
-    """Two splits that mean the same still each run against the original (DIF-4)."""
+    """Two splits that mean the same still each run against the original (DIF-4), and the
+    other side's answers to the checker's obligations (DIF-27)."""
     ran = [compare_runs(gm, out, inputs) for out in outs]
     judged = [RIGHT if r is None or not r.wrong else r for r in ran]
+    difference = "the same split runs differently"
     if not any(j.wrong for j in judged):
-        return []
-    blamed = blame(judged[0], judged[1], sides.label, "the same split runs differently")
+        judged[1] = judge_obligations(gm, outs[1], inputs, None)  # DIF-27
+        if not judged[1].wrong:
+            return []
+        judged[0] = judge_obligations(gm, outs[0], inputs, None)
+        difference = "the same meaning, but an obligation is violated"
+    blamed = blame(judged[0], judged[1], sides.label, difference)
     return [divergence(sides, Component.SPLIT, Kind.GRAPH, blamed, str(case))]

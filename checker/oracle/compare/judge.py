@@ -25,7 +25,9 @@ from checker.oracle.compare.divergence import (
     Evidence,
     Raised,
     RunFault,
+    told,
 )
+from checker.oracle.compare.obligations import first_violation
 from checker.oracle.sides.contract import ContractError
 from checker.proof import runs
 from checker.proof.check import check_transformation
@@ -63,7 +65,7 @@ class Failure:
         return Raised.of(self.error)
 
     def __str__(self) -> str:
-        return f"raised {describe(self.error)}"
+        return f"raised {told(self.error)}"
 
 
 def attempt(run: Callable[[], T]) -> T | Failure:
@@ -132,19 +134,24 @@ def judge_transformation(
         # is skipped; on the example inputs it makes the verdict unknown
         if ran is not None and (ran.wrong or probe is inputs):
             return ran.labelled(label)
+    return judge_obligations(original, transformed, inputs, extra_deps)
+
+
+def judge_obligations(
+    original: torch.fx.GraphModule,
+    transformed: torch.fx.GraphModule,
+    inputs: tuple[Any, ...],
+    extra_deps: Mapping[torch.fx.Node, Sequence[torch.fx.Node]] | None,
+) -> Judgement:
+    """The checker's obligations (CHK-1..CHK-18, `check_transformation`) on `transformed`:
+    wrong with the first violation's most specific id, its cause and spec line (DIF-27)."""
     report = check_transformation(original, transformed, inputs, extra_deps=extra_deps)
-    if report.violations:
-        first = report.violations[0]
-        reason = f"{first.id} {first.name}: {_witness(first.verdict)}"
-        return Judgement("wrong", reason, False, Evidence(violated=first.id))
+    violation = first_violation(report)
+    if violation is not None:
+        return Judgement("wrong", violation.reason(), False, Evidence(violated=violation.id))
     if report.unknowns:
         return Judgement("unknown", f"{report.unknowns[0].id} unknown")
     return RIGHT
-
-
-def _witness(verdict: object) -> str:
-    text = str(getattr(verdict, "witness", verdict)).strip().splitlines()
-    return text[0][:200] if text else ""
 
 
 def probes(

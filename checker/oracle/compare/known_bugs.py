@@ -173,6 +173,8 @@ CATALOGUE: tuple[KnownBug, ...] = (
              Component.DEDUP, _raised("stable topological sort failed", kind=Kind.CRASH)),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
              _torch_rule("keep_erased_deps")),
+    KnownBug("N12", "random draws are not ordered: the sort moves a draw across another",
+             Component.DEDUP, _torch_rule("order_draws"), known_in=("2.13.0",)),
     KnownBug("B9", "a cross-partition size whose symbol has no binder", Component.SPLIT,
              _no_binder),
     KnownBug("affix", "partition_affix with global state: a KeyError", Component.SPLIT,

@@ -43,18 +43,37 @@ class Interner:
         return self._ids.setdefault(key, len(self._ids))
 
 
-def meaning(gm: torch.fx.GraphModule, interner: Interner, *, calls: bool = True) -> Hashable:
+def meaning(
+    gm: torch.fx.GraphModule, interner: Interner, *, calls: bool = True, draws: bool = True
+) -> Hashable:
     """The meaning of `gm` in `interner`'s table (DIF-3); with `calls=False`, what it computes
-    with its calls inlined (values leaving a call are not marked). Raises `InlineError` for a
-    module that means nothing (a malformed call, a node used outside its graph)."""
-    return _Forms(flatten(gm), interner, calls).meaning()
+    with its calls inlined (values leaving a call are not marked); with `draws=False`, what it
+    computes whatever the order of its draws (the generator is not versioned). Raises
+    `InlineError` for a module that means nothing (a malformed call, a node used outside its
+    graph)."""
+    return _Forms(flatten(gm), interner, calls, draws).meaning()
+
+
+def draws_reordered(ours: torch.fx.GraphModule, theirs: torch.fx.GraphModule) -> bool:
+    """The two modules, calls inlined, compute the same but for the order of their random
+    draws: the cause of a difference, named as such (DIF-29)."""
+    interner = Interner()
+    try:
+        if meaning(ours, interner, calls=False) == meaning(theirs, interner, calls=False):
+            return False
+        forgetting = (meaning(gm, interner, calls=False, draws=False) for gm in (ours, theirs))
+        return len(set(forgetting)) == 1
+    except InlineError:
+        return False
 
 
 class _Forms:
     """The forms of one flat graph's nodes, built in execution order."""
 
-    def __init__(self, flat: FlatGraph, intern: Interner, calls: bool = True) -> None:
-        self.flat, self.intern, self.calls = flat, intern, calls
+    def __init__(
+        self, flat: FlatGraph, intern: Interner, calls: bool = True, draws: bool = True
+    ) -> None:
+        self.flat, self.intern, self.calls, self.draws = flat, intern, calls, draws
         self.db: StorageClasses[int] = flat.storage_classes()
         self.versions: dict[StorageClass, Form] = {}
         self.made: list[tuple[Form | None, ...]] = []  # versions of its classes when made
@@ -69,9 +88,9 @@ class _Forms:
         else:
             inputs = [self.read(j, node.invokes) for j in node.inputs]
             key = structural_key(node, inputs)
-            drawn = self.versions.get(RNG) if node.draws else None
+            drawn = self.versions.get(RNG) if node.draws and self.draws else None
             form = self.intern((key, ("state", self.state[i]), drawn))
-        for cls in sorted(self.db.writes(i)):
+        for cls in sorted(c for c in self.db.writes(i) if self.draws or c != RNG):
             self.versions[cls] = self.intern(("write", self.versions.get(cls), form))
         self.forms.append(form)
         self.made.append(self._now(i))

@@ -1,18 +1,17 @@
-"""The model-level components, tracker and dedup, compared on one capture (spec chapter 08,
-DIF-3, DIF-4).
+"""The model-level component dedup compared on one capture (spec chapter 08, DIF-3, DIF-4,
+DIF-27); the tracker's is `tracker_level`.
 
 `Subject` runs each side's deduplication of the captured graph once, on its own copy, and judges
-it when a comparison needs it. The tracker's region groups are compared by node names; a group
-is wrong if it overlaps or pairs unequal nodes (`checker.oracle.compare.faults.region_faults`).
-The graphs after the pass are compared by meaning and judged by execution and the checker
-(`checker.oracle.compare.judge`); graphs that mean the same still each run against the original.
+it when a comparison needs it. The graphs after the pass are compared by meaning and judged by
+execution and the checker (`checker.oracle.compare.judge`); graphs that mean the same still
+each run against the original, and the other side's still answers to the checker's
+obligations (DIF-27).
 A side that raises is judged wrong, never an exception of the diff; both sides are judged even
 when one of them raised, so "both wrong" is a verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import fields, replace
 from functools import cached_property, partial
 
@@ -23,20 +22,17 @@ from checker.io.reports import plural
 from checker.oracle.compare.canon import (
     CanonGraph,
     canonical_graph,
-    first_difference,
+    first_that_matters,
     only_order_differs,
 )
 from checker.oracle.compare.divergence import (
     Blame,
-    Blamed,
     Divergence,
     Evidence,
     Kind,
     broke,
-    crashed,
     divergence,
 )
-from checker.oracle.compare.faults import bucket_faults, region_faults
 from checker.oracle.compare.judge import (
     RIGHT,
     Failure,
@@ -45,16 +41,15 @@ from checker.oracle.compare.judge import (
     blame,
     compare_runs,
     free_choice,
+    judge_obligations,
     judge_transformation,
 )
-from checker.oracle.compare.meaning import same_output
+from checker.oracle.compare.meaning import draws_reordered, same_output
 from checker.oracle.protocol import (
     Deduplicates,
     DedupOutput,
-    FindsRegions,
-    RegionGroups,
 )
-from checker.oracle.sides.contract import ContractError, dedup_output, region_groups
+from checker.oracle.sides.contract import ContractError, dedup_output
 from checker.oracle.sides.impls import ReferenceOutput
 from checker.oracle.sides.sides import Component, Sides
 from reference.dynamo.capture import Capture
@@ -106,86 +101,6 @@ class Subject:
                                     theirs.extra_deps)  # fmt: skip
 
 
-def compare_tracker(subject: Subject, sides: Sides) -> list[Divergence]:
-    """Region groups by node names; faults decide who is wrong (DIF-4); a name that is no node
-    of the graph breaks the contract (DIF-12)."""
-    reference = subject.ours
-    ours = (
-        sides.reference.find_regions(subject.graph.copy())
-        if isinstance(reference, Failure)
-        else reference.groups
-    )
-    other = sides.other
-    assert isinstance(other, FindsRegions), "DIF-1: the part is implemented"
-    found = attempt(lambda: other.find_regions(subject.graph.copy()))
-    if isinstance(found, Failure):
-        return [crashed(sides, Component.TRACKER, found.error)]
-    theirs = attempt(lambda: region_groups(found, subject.graph.gm.graph))
-    if isinstance(theirs, Failure):
-        assert isinstance(theirs.error, ContractError), theirs.error
-        return [broke(sides, Component.TRACKER, theirs.error)]
-    if ours == theirs:
-        return []
-    base = subject.graph.gm
-    judged = [_judged_groups(base, g) for g in (ours, theirs)]
-    sizes = f"reference {_shape(ours)}, {sides.label} {_shape(theirs)}"
-    blamed = blame(judged[0], judged[1], sides.label, sizes)
-    if blamed.blame is Blame.NEITHER:
-        blamed = _both_valid(subject, (ours, theirs), sides.label, sizes)
-    return [divergence(sides, Component.TRACKER, Kind.REGIONS, blamed)]
-
-
-def _both_valid(
-    subject: Subject, groups: tuple[RegionGroups, RegionGroups], label: str, sizes: str
-) -> Blamed:
-    """Two valid groupings: which groups one side has that the other lacks, and, when the
-    other's key merges unequal nodes, the first pair it merges (TRK-5) (DIF-25)."""
-    why = f"{group_difference(*groups, label)}; {VALID_GROUPS}"
-    merged = bucket_faults(subject.graph.gm, _their_buckets(subject))
-    if not merged:
-        return free_choice(sizes, why)
-    why += f"; {label}'s key merges unequal nodes (TRK-5): {merged[0]}"
-    return free_choice(sizes, why, Evidence(fault=merged[0]))
-
-
-VALID_GROUPS = "both groupings are valid: no overlap, equal nodes at each position"
-
-
-def group_difference(ours: RegionGroups, theirs: RegionGroups, label: str) -> str:
-    """The groups one side found and the other did not, each as `regions x nodes at` the first
-    node of each region."""
-    only_ours = [g for g in ours if g not in theirs]
-    only_theirs = [g for g in theirs if g not in ours]
-    if not only_ours and not only_theirs:
-        return "the same groups in another order"
-    if not only_theirs:
-        return f"{label} found fewer groups: it lacks {_groups(only_ours)}"
-    if not only_ours:
-        return f"{label} found more groups: {_groups(only_theirs)}"
-    return f"the reference alone found {_groups(only_ours)}; {label} alone {_groups(only_theirs)}"
-
-
-def _groups(groups: Sequence[Sequence[Sequence[str]]], most: int = 3) -> str:
-    shown = [f"{len(g)}x{len(g[0])} at {'/'.join(r[0] for r in g)}" for g in groups[:most] if g]
-    more = f" and {len(groups) - most} more" if len(groups) > most else ""
-    return ", ".join(shown) + more
-
-
-def _judged_groups(base: torch.fx.GraphModule, groups: RegionGroups) -> Judgement:
-    """Wrong with the first fault of `groups` (DIF-4), or right."""
-    fault = next(iter(region_faults(base, groups)), None)
-    return Judgement.of_fault(fault, Evidence(fault=fault))
-
-
-def _their_buckets(subject: Subject) -> tuple[tuple[str, ...], ...]:
-    theirs = subject.theirs
-    return () if isinstance(theirs, Failure) else tuple(theirs.buckets)
-
-
-def _shape(groups: Sequence[Sequence[Sequence[str]]]) -> str:
-    return "[" + ", ".join(f"{len(g)}x{len(g[0])}" for g in groups if g) + "]"
-
-
 def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
     """The graph right after each side's pass, by meaning; both judged when they differ, and
     both run against the original even when they agree (DIF-3, DIF-4)."""
@@ -202,7 +117,8 @@ def compare_dedup(subject: Subject, sides: Sides) -> list[Divergence]:
         return _same_form(subject, sides, ours, theirs)
     reordered = only_order_differs(ours.transformed, theirs.transformed)
     b = canonical_graph(theirs.transformed)
-    difference = first_difference(canonical_graph(ours.transformed), b, ("reference", sides.label))
+    labels = ("reference", sides.label)
+    difference = first_that_matters(ours.transformed, theirs.transformed, labels)
     blamed = blame(subject.judged_ours, subject.judged_theirs(theirs), sides.label, difference)
     if blamed.blame in (Blame.NEITHER, Blame.OTHER):
         why, evidence = _why_they_differ(subject, b, blamed.evidence)
@@ -249,11 +165,26 @@ def _same_form(
         wrong = ran is not None and ran.wrong
         judged.append(ran.labelled("example inputs") if ran and wrong else RIGHT)
     if not any(j.wrong for j in judged):
-        return []
+        return _obligations(subject, sides, theirs)
     blamed = blame(judged[0], judged[1], sides.label, "the same graph runs differently")
     blamed = replace(blamed, evidence=replace(blamed.evidence, same_meaning=True))
     crash = any(j.evidence.raised is not None for j in judged if j.wrong)
     return [divergence(sides, Component.DEDUP, Kind.CRASH if crash else Kind.GRAPH, blamed)]
+
+
+def _obligations(subject: Subject, sides: Sides, theirs: DedupOutput) -> list[Divergence]:
+    """The other side's graph, which runs like the original and means what the reference's
+    means, still answers to the checker's obligations (DIF-27): a violated one blames it,
+    unless the reference's graph violates one too (then both)."""
+    graph = subject.graph
+    judged = judge_obligations(graph.gm, theirs.transformed, graph.example_inputs,
+                               theirs.extra_deps)  # fmt: skip
+    if not judged.wrong:
+        return []
+    difference = "the same meaning, but an obligation is violated"
+    blamed = blame(subject.judged_ours, judged, sides.label, difference)
+    blamed = replace(blamed, evidence=replace(blamed.evidence, same_meaning=True))
+    return [divergence(sides, Component.DEDUP, Kind.GRAPH, blamed)]
 
 
 def _with_refusals(ours: ReferenceOutput | Failure, evidence: Evidence) -> Evidence:
@@ -261,6 +192,9 @@ def _with_refusals(ours: ReferenceOutput | Failure, evidence: Evidence) -> Evide
     if isinstance(ours, Failure):
         return evidence
     return replace(evidence, refusals=ours.refused)
+
+
+REORDERED = "cause: random draws reordered (EFF-4: each draw takes the numbers the one before left)"
 
 
 def _why_they_differ(
@@ -273,12 +207,17 @@ def _why_they_differ(
     if isinstance(ours, Failure):
         return [], evidence
     why: list[str] = []
+    if not isinstance(found, Failure) and draws_reordered(ours.transformed, found.transformed):
+        why.append(REORDERED)
     if not isinstance(found, Failure) and ours.groups != found.groups and found.groups:
         see = " (see tracker)" if Component.TRACKER in subject.sides.components else ""
         why.append(f"they outlined different region groups{see}")
     if ours.refusals:
         why.append(f"the reference refused {ours.refusals[0]}")
         evidence = _with_refusals(ours, evidence)
+    if not isinstance(found, Failure) and found.refusals:
+        label, count = subject.sides.label, plural(len(found.refusals), "refusal")
+        why.append(f"{label} said ({count}): {found.refusals[0]}")
     for policy in fewest_torch_rules():
         rerun = attempt(partial(subject.sides.reference.deduplicate, subject.graph.copy(), policy))
         if isinstance(rerun, DedupOutput) and canonical_graph(rerun.transformed) == theirs:

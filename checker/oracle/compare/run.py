@@ -27,7 +27,8 @@ from checker.io.model_file import Model
 from checker.oracle.compare.divergence import Blame, Blamed, Divergence, Evidence, Kind, divergence
 from checker.oracle.compare.graph_level import compare_sort, compare_split
 from checker.oracle.compare.judge import Failure, attempt
-from checker.oracle.compare.model_level import Subject, compare_dedup, compare_tracker
+from checker.oracle.compare.model_level import Subject, compare_dedup
+from checker.oracle.compare.tracker_level import compare_tracker
 from checker.oracle.sides.impls import uses_torch_tracker
 from checker.oracle.sides.sides import Component, Sides
 from checker.proof.runs import torch_modes_kept

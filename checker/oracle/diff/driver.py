@@ -28,7 +28,7 @@ from checker.oracle.diff.report import DiffReport, GraphDiff
 from checker.oracle.pool.bar import Bar
 from checker.oracle.pool.interrupts import interrupts_noted
 from checker.oracle.repro.prover import Prover
-from checker.oracle.repro.write import write_repros
+from checker.oracle.repro.write import not_captured, write_repros
 from checker.oracle.sides.sides import Sides, make_sides, skipped_components
 from reference.errors import FxOracleError
 
@@ -84,11 +84,15 @@ def _diff_model(
         found: tuple[Divergence, ...] = classified((graph,))
     else:
         found = classified(diff_capture(graph, sides))
-    repros: tuple[str, ...] = ()
-    if repro_dir is not None and found and not isinstance(graph, Divergence):
-        written = write_repros(model, graph, found, sides, repro_dir, prover=prover)
-        repros = tuple(str(p) for p in written)
-    return GraphDiff(model.name, found, repros, device_of(model.example_inputs))
+    device = device_of(model.example_inputs)
+    if repro_dir is None or not found:
+        return GraphDiff(model.name, found, device=device)
+    if isinstance(graph, Divergence):
+        made = not_captured(found)
+    else:
+        made = write_repros(model, graph, found, sides, repro_dir, prover=prover)
+    written = tuple(str(p) for p in made.written)
+    return GraphDiff(model.name, found, written, device=device, no_repros=made.missing)
 
 
 class DiffBar(Bar):

@@ -15,12 +15,14 @@ from reference.torch_version import TORCH
 
 @dataclass(frozen=True, slots=True)
 class GraphDiff:
-    """The diff of one model: its divergences and the repros written for them."""
+    """The diff of one model: its divergences, the repros written for them, and why none
+    could be written for the others (DIF-28)."""
 
     graph: str
     divergences: tuple[Divergence, ...]
     repros: tuple[str, ...] = ()
     device: str = "cpu"  # where the model's example inputs lived when captured (FIL-8)
+    no_repros: tuple[str, ...] = ()
 
     @property
     def agree(self) -> bool:
@@ -45,7 +47,7 @@ class GraphDiff:
 
     def to_json(self) -> dict[str, object]:
         return {"graph": self.graph, "device": self.device, "agree": self.agree,
-                "repros": list(self.repros),
+                "repros": list(self.repros), "no_repros": list(self.no_repros),
                 "divergences": [d.to_json() for d in self.divergences]}  # fmt: skip
 
 
@@ -125,5 +127,6 @@ def render_text(report: DiffReport, debug: bool = False) -> str:
             if debug and d.traceback:
                 lines.extend(f"      | {line}" for line in d.traceback.rstrip().splitlines())
         lines.extend(f"    repro: {repro}" for repro in g.repros)
+        lines.extend(f"    no repro: {why}" for why in g.no_repros)
     lines.append(f"  agree: {str(report.agree).lower()}, fails: {str(report.fails).lower()}")
     return "\n".join(lines) + "\n"

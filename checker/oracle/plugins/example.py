@@ -7,8 +7,8 @@ example a plug-in author copies (spec chapter 08, DIF-1; course chapter 08).
 - `deduplicate`: the regions outlined into `invoke_subgraph` calls: one subgraph per group,
   copied from region 0 (one placeholder per distinct outside input, the outputs every region's
   outside users need), ordering dependencies from the capture's mutation facts (a write stays
-  between every earlier and later reader of its storage, views included) and global-state
-  switches kept in place, then a sort;
+  between every earlier and later reader of its storage, views included), random draws kept in
+  their order and global-state switches kept in place, then a sort;
 - `stable_sort`: Kahn's algorithm that always places the earliest ready node (a valid order,
   not necessarily torch's).
 
@@ -38,7 +38,7 @@ Node = torch.fx.Node
 Deps = dict[Node, dict[Node, None]]  # node -> the nodes it must follow (dicts as ordered sets)
 INVOKE = torch.ops.higher_order.invoke_subgraph
 SWITCHES = ("_set_grad_enabled", "_enter_autocast", "_exit_autocast")
-RANDOM = ("rand", "dropout", "bernoulli", "normal", "multinomial", "randperm")
+RANDOM = ("rand", "dropout", "bernoulli", "normal", "multinomial", "randperm")  # draws (EFF-4)
 
 
 class Example:
@@ -72,9 +72,12 @@ class Example:
         gm, writes = graph.gm, written_args(graph)
         deps = self.ordering_deps(gm.graph, writes)
         done: list[list[Region]] = []
+        refused: list[str] = []
         for group in self.groups(graph):
             order = {n: i for i, n in enumerate(gm.graph.nodes)}
-            regions = [r for r in group if not self.refusal(r, group[0], writes, order)]
+            judged = [(r, self.refusal(r, group[0], writes, order)) for r in group]
+            refused += [f"region at {r[0].name}: {why}" for r, why in judged if why]
+            regions = [r for r, why in judged if not why]
             if len(regions) < 2 or regions[0] is not group[0] or closes_cycle(regions, deps):
                 continue
             outputs = self.outputs(regions)
@@ -85,7 +88,8 @@ class Example:
         self.stable_sort(gm.graph, {n: list(d) for n, d in deps.items()})
         gm.recompile()
         names = tuple(tuple(tuple(n.name for n in r) for r in g) for g in done)
-        return DedupOutput(gm, names, {n: tuple(d) for n, d in deps.items()})
+        deps_out = {n: tuple(d) for n, d in deps.items()}
+        return DedupOutput(gm, names, deps_out, refusals=tuple(refused))
 
     def refusal(
         self, region: Region, region0: Region, writes: Mapping[Node, list[Node]],
@@ -99,14 +103,18 @@ class Example:
         values = [*operands(region), *region]
         if any(not isinstance(n.meta.get("example_value"), torch.Tensor) for n in values):
             return "a value is not a plain tensor"
-        if any(n in writes or _named(n, RANDOM) or _named(n, SWITCHES) for n in region):
+        if any(self.effect(n, writes) for n in region):
             return "writes, draws or switches"
-        if any(_named(n, SWITCHES) for n in span):
+        if any(named(n, SWITCHES) for n in span):
             return "spans a global-state switch"
         read = {storage(a) for n in region for a in n.all_input_nodes} | set(map(storage, region))
         if any(storage(w) in read for n in span if n not in inside for w in writes.get(n, [])):
             return "an outside write of what it reads lies between its nodes"
         return self.aliasing(region)
+
+    def effect(self, node: Node, writes: Mapping[Node, list[Node]]) -> bool:
+        """`node` writes in place, draws random numbers or switches global state."""
+        return node in writes or named(node, RANDOM) or named(node, SWITCHES)
 
     def aliasing(self, region: Region) -> str:
         """Operands and outputs must not share storage, a tuple output's elements included
@@ -121,7 +129,8 @@ class Example:
 
     def ordering_deps(self, graph: torch.fx.Graph, writes: Mapping[Node, list[Node]]) -> Deps:
         """A write follows every earlier reader of what it writes and precedes every later one,
-        through any view (readers by storage); a global-state switch keeps its place."""
+        through any view (readers by storage); draws keep their order; a global-state switch
+        keeps its place."""
         deps: Deps = {n: {} for n in graph.nodes}
         order = {n: i for i, n in enumerate(graph.nodes)}
         for writer, written in writes.items():
@@ -130,13 +139,21 @@ class Example:
                     before = order[node] < order[writer]
                     later, earlier = (writer, node) if before else (node, writer)
                     deps[later][earlier] = None
-        switches = [n for n in graph.nodes if _named(n, SWITCHES)]
+        for later, earlier in self.draw_order(graph):
+            deps[later][earlier] = None
+        switches = [n for n in graph.nodes if named(n, SWITCHES)]
         for s in switches:
             for node in graph.nodes:
                 if node is not s and node.op != "output":
                     later, earlier = (s, node) if order[node] < order[s] else (node, s)
                     deps[later][earlier] = None
         return deps
+
+    def draw_order(self, graph: torch.fx.Graph) -> list[tuple[Node, Node]]:
+        """`(later, earlier)` for each draw and the draw before it: the numbers a draw returns
+        depend on every draw before it, so draws keep their order."""
+        drawn = [n for n in graph.nodes if named(n, RANDOM)]
+        return list(zip(drawn[1:], drawn, strict=False))
 
     def readers(self, graph: torch.fx.Graph, written: Sequence[Node]) -> list[Node]:
         """Every node with an argument in the storage of what is written (its views too)."""
@@ -152,20 +169,27 @@ class Example:
         for node, before in waits.items():
             for dep in before:
                 users[dep].append(node)
-        ready = [position[n] for n in nodes if not waits[n] and n.op != "output"]
+        ready = [self._ranked(n, position) for n in nodes if not waits[n] and n.op != "output"]
         heapq.heapify(ready)
         placed: list[Node] = []
         while ready:
-            node = nodes[heapq.heappop(ready)]
+            node = nodes[heapq.heappop(ready)[1]]
             placed.append(node)
             for user in users[node]:
                 waits[user].discard(node)
                 if not waits[user] and user.op != "output":
-                    heapq.heappush(ready, position[user])
+                    heapq.heappush(ready, self._ranked(user, position))
         output = next(n for n in nodes if n.op == "output")
         assert len(placed) == len(nodes) - 1, "the dependencies have a cycle"
         for node in placed:
             output.prepend(node)
+
+    def _ranked(self, node: Node, position: Mapping[Node, int]) -> tuple[int, int]:
+        return self.rank(node, position[node]), position[node]
+
+    def rank(self, node: Node, position: int) -> int:
+        """The sort places the ready node of lowest rank first: the earliest."""
+        return position
 
     def deps_of(self, deps: Mapping[Node, Sequence[Node]], node: Node) -> Sequence[Node]:
         return list(deps.get(node, ()))
@@ -207,7 +231,7 @@ def storages(node: Node) -> set[object]:
     return found
 
 
-def _named(node: Node, words: Sequence[str]) -> bool:
+def named(node: Node, words: Sequence[str]) -> bool:
     if node.op not in ("call_function", "call_method"):
         return False
     name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")

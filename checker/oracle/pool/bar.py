@@ -1,7 +1,8 @@
 """The progress of many models on stderr: `fxoracle diff` and `fxoracle fuzz` (spec chapter 08).
 
 On a terminal: a tqdm bar of the models done, models/s and a postfix the caller writes (counts of
-what was found). Elsewhere (logs, CI, `--json -`) no bar: the report is the output.
+what was found). Elsewhere (logs, CI, `--json -`) one line per model instead (`diff: 3/40
+random_0_2 diverge=1 fail=0`), so a long run is never silent (DIF-32).
 """
 
 from __future__ import annotations
@@ -25,10 +26,17 @@ class Bar:
         self.out = out or sys.stderr
         self._desc, self._enabled, self._leave = desc, enabled, leave
         self._bar: tqdm[Never] | None = None
+        self._said = -1  # the models done the last line said (off a terminal)
 
     def show(self, done: int, postfix: str, total: int | None = None) -> None:
-        """`done` models of `total` so far, then `postfix`."""
+        """`done` models of `total` so far, then `postfix`: the bar, or off a terminal a line."""
         bar = self.start(total) if self._bar is None else self._bar
+        if bar.disable:
+            if self._enabled is None and done != self._said:  # no terminal: a line per model
+                of = f"/{total or bar.total}" if (total or bar.total) else ""
+                print(f"{self._desc}: {done}{of} {postfix}", file=self.out, flush=True)
+                self._said = done
+            return
         bar.update(done - bar.n)
         bar.set_postfix_str(postfix)  # refreshes: the line shows both
 

@@ -12,6 +12,7 @@ directory with that directory put on `sys.path`; one header line says how.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, assert_never
 
 import torch
@@ -31,10 +32,19 @@ def _is_torch(sides: Sides, d: Divergence) -> bool:
     return d.blame is Blame.OTHER and isinstance(sides.other, TorchImpl | TorchSimpleImpl)
 
 
+def header(d: Divergence) -> str:
+    """The repro's first lines (DIF-28): what diverged, the interpreter that runs it (the one
+    fxoracle ran with: a system `python3` may lack torch), and the whole detail, one comment
+    line per line of it (never cut mid-value)."""
+    case = f" [{d.case}]" if d.case else ""
+    head = f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind}{case}, wrong: {d.wrong}\n"
+    head += f"# run it with: {sys.executable} <this file>\n"
+    return head + "".join(f"# {line}".rstrip() + "\n" for line in d.detail.splitlines())
+
+
 def model_repro(source: str, d: Divergence, sides: Sides) -> str:
     """The model's source, then a `__main__` block that fails on the wrong side."""
-    head = f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind}, wrong: {d.wrong}\n"
-    head += f"# {d.detail[:300]}\n"
+    head = header(d)
     if not _is_torch(sides, d):
         main = _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
         return head + _loaded_line(sides.against) + source + main
@@ -50,6 +60,7 @@ def _fresh(values):
 
 
 def _run(fn):
+    torch.manual_seed(0)  # every generator, before each run: the draws come out the same
     args = _fresh(example_inputs)
     out = [t for t in torch.utils._pytree.tree_leaves(fn(*args)) if isinstance(t, torch.Tensor)]
     return out, list(args), [t.requires_grad for t in out]
@@ -100,7 +111,8 @@ if __name__ == "__main__":  # torch's region groups overlap or pair different no
 _ORACLE_MAIN = """
 
 if __name__ == "__main__":  # needs fxoracle: the oracle still blames the same side
-{setup}    from checker.io.model_file import load_model_file
+{setup}    torch.manual_seed(0)  # every generator: the model's inputs are the run's
+    from checker.io.model_file import load_model_file
     from checker.oracle.diff.driver import diff_model
     from checker.oracle.sides.sides import make_sides
 
@@ -146,10 +158,7 @@ def graph_repro(
     built = graph_source(gm, inputs)
     if built is None:
         return None
-    head = (
-        f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind} [{d.case}], wrong: {d.wrong}\n"
-    )
-    head += f"# {d.detail[:300]}\n"
+    head = header(d)
     imports = "import builtins\nimport operator\n\nimport torch\n\n"
     if not _is_torch(sides, d):
         template = _ORACLE_SORT_MAIN if d.component is Component.SORT else _ORACLE_SPLIT_MAIN
@@ -206,6 +215,7 @@ parts = {2!r}
 
 
 def _run(module, grad_inputs, caller_grad):
+    torch.manual_seed(0)  # every generator, before each run: the draws come out the same
     args = [t.detach().clone().requires_grad_(grad_inputs or t.requires_grad)
             if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
     mode = torch.is_grad_enabled()

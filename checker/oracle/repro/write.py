@@ -41,32 +41,69 @@ from reference.dynamo.capture import Capture
 ORDER = (Component.DEDUP, Component.TRACKER, Component.SPLIT, Component.SORT)
 
 
+@dataclass(frozen=True, slots=True)
+class Repros:
+    """The repros written, and for each blamed divergence none could be written for,
+    `<component> <kind> [case], wrong=<side>: why` (DIF-28)."""
+
+    written: tuple[Path, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NoRepro:
+    """Why no repro of a divergence could be written."""
+
+    why: str
+
+
+UNPROVED = "the repro did not fail with AssertionError in a fresh interpreter"
+
+
 def write_repros(
     model: Model, graph: Capture, found: Sequence[Divergence], sides: Sides,
     repro_dir: Path, tag: str = "", prover: Prover | None = None,
-) -> list[Path]:  # fmt: skip
+) -> Repros:  # fmt: skip
     """One repro per blamed (component, kind, blame) of `found`, named
     `<model>_<tag or component>[_<n>]_repro.py` (DIF-8) and written only once proved standalone
-    (DIF-15, by `prover`, or one of its own); divergences none can be written for are skipped."""
+    (DIF-15, by `prover`, or one of its own); for those none can be written for, why (DIF-28)."""
     if prover is None:
         with closing(Prover()) as own:
             return write_repros(model, graph, found, sides, repro_dir, tag, own)
     written: list[Path] = []
-    seen: set[tuple[str, str, str]] = set()
-    for d in sorted(found, key=lambda d: ORDER.index(d.component) if d.component else 0):
-        key = (str(d.component), str(d.kind), d.wrong)
-        if not d.blame.blames_a_side or key in seen:
-            continue
-        seen.add(key)
+    missing: list[str] = []
+    for d in _to_repro(found):
         stem = _stem(model.name, tag or str(d.component), written, repro_dir)
         text = _repro_text(model, graph, d, Proving(sides, prover))
-        if text is None:
+        if isinstance(text, NoRepro):
+            missing.append(f"{no_repro_label(d)}: {text.why}")
             continue
         target = repro_dir / f"{stem}_repro.py"
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(target, text)
         written.append(target)
-    return written
+    return Repros(tuple(written), tuple(missing))
+
+
+def _to_repro(found: Sequence[Divergence]) -> list[Divergence]:
+    """The first blamed divergence of each (component, kind, blamed side), model-level first."""
+    chosen: dict[tuple[str, str, str], Divergence] = {}
+    for d in sorted(found, key=lambda d: ORDER.index(d.component) if d.component else 0):
+        if d.blame.blames_a_side:
+            chosen.setdefault((str(d.component), str(d.kind), d.wrong), d)
+    return list(chosen.values())
+
+
+def no_repro_label(d: Divergence) -> str:
+    """`split graph [case], wrong=X`: which divergence a missing repro is of."""
+    case = f" [{d.case}]" if d.case else ""
+    return f"{d.component or 'all'} {d.kind}{case}, wrong={d.wrong}"
+
+
+def not_captured(found: Sequence[Divergence]) -> Repros:
+    """No repro for any blamed divergence of a model that could not be captured (DIF-28)."""
+    why = "the model was not captured, so there is no graph to shrink"
+    return Repros(missing=tuple(f"{no_repro_label(d)}: {why}" for d in _to_repro(found)))
 
 
 def _stem(name: str, tag: str, written: Sequence[Path], repro_dir: Path) -> str:
@@ -96,8 +133,9 @@ class Proving:
     prover: Prover
 
 
-def _repro_text(model: Model, graph: Capture, d: Divergence, how: Proving) -> str | None:
-    """The text of a repro of `d` that a fresh interpreter proved to fail (DIF-15), or None."""
+def _repro_text(model: Model, graph: Capture, d: Divergence, how: Proving) -> str | NoRepro:
+    """The text of a repro of `d` that a fresh interpreter proved to fail (DIF-15), or why
+    there is none."""
     sides = how.sides
     if d.component in (Component.TRACKER, Component.DEDUP):
         return _model_repro_text(strip_metadata(model.source), d, how)
@@ -106,17 +144,24 @@ def _repro_text(model: Model, graph: Capture, d: Divergence, how: Proving) -> st
     shrunk_d = next((e for e in _graph_case(small_gm, graph.example_inputs, d, sides)
                      if _same(d)([e])), d)  # fmt: skip
     text = graph_repro(small_gm, graph.example_inputs, shrunk_d, sides)
-    return text if text is not None and how.prover.fails(text) else None
+    if text is None:
+        return NoRepro("the graph cannot be written as source (a target or constant with no "
+                       "importable name)")  # fmt: skip
+    return text if how.prover.fails(text) else NoRepro(UNPROVED)
 
 
-def _model_repro_text(source: str, d: Divergence, how: Proving) -> str | None:
+def _model_repro_text(source: str, d: Divergence, how: Proving) -> str | NoRepro:
     """Shrunk with candidates tried here and the result proved in a fresh interpreter; when
     the proof fails, a statement with a process-wide effect looked removable: shrunk again with
     every accepted candidate proved (slower: a process each)."""
     text = _shrunk_model_repro(source, d, how.sides, prove=lambda _: True)
-    if text is not None and how.prover.fails(text):
+    if text is None:
+        return NoRepro("the model rebuilt from its source no longer diverges so, or its repro "
+                       "does not fail here")  # fmt: skip
+    if how.prover.fails(text):
         return text
-    return _shrunk_model_repro(source, d, how.sides, prove=how.prover.fails)
+    proved = _shrunk_model_repro(source, d, how.sides, prove=how.prover.fails)
+    return NoRepro(UNPROVED) if proved is None else proved
 
 
 def _shrunk_model_repro(

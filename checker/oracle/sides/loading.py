@@ -30,7 +30,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
 
-from checker.io.user_code import user_code, what_raised
+from checker.io.user_code import raised_when, user_code
 from checker.oracle.protocol import PARTS, parts_of
 from checker.oracle.sides.impls import BUILT_IN
 from reference.errors import FxOracleError, describe
@@ -146,7 +146,7 @@ def _from_module(spec: str, name: str, attr: str) -> tuple[ModuleType, Against]:
     except ImportError as e:
         raise FxOracleError(f"--against {spec}: {describe(e)}{_not_found(e, name)}") from e
     except (Exception, SystemExit) as e:  # the plug-in's own code failed: bad input (FIL-4)
-        raise FxOracleError(f"--against {spec}: {name} raised {what_raised(e)} at import") from e
+        raise FxOracleError(raised_when(f"--against {spec}: {name}", e, "at import")) from e
     folder = _folder_of(sys.modules[top])
     origin = Origin.WORKING_DIR if folder == Path(cwd).resolve() else Origin.SYS_PATH
     return module, Against(spec, origin, "" if folder is None else str(folder), attr)

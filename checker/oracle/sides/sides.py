@@ -54,13 +54,31 @@ def make_sides(
     if component != "all" and component not in COMPONENTS:
         raise FxOracleError(f"unknown component {component!r}: {', '.join(COMPONENTS)} or all")
     loaded = load_impl(against)
+    return _sides(loaded.impl, loaded.against, label_of(against), component, hostile,
+                  strict_order)  # fmt: skip
+
+
+def sides_for(impl: object, component: str = "all", strict_order: bool = False) -> Sides:
+    """The reference against `impl`, an implementation object (or a class, instantiated) a
+    plug-in author holds, labelled `module:Class` (DIF-30)."""
+    if component != "all" and component not in COMPONENTS:
+        raise FxOracleError(f"unknown component {component!r}: {', '.join(COMPONENTS)} or all")
+    found = impl() if isinstance(impl, type) else impl
+    kind = type(found)
+    label = f"{kind.__module__}:{kind.__qualname__}"
+    return _sides(found, Against(label), label, component, False, strict_order)
+
+
+def _sides(
+    impl: object, against: Against, label: str, component: str, hostile: bool,
+    strict_order: bool,
+) -> Sides:  # fmt: skip
     wanted = COMPONENTS if component == "all" else (Component(component),)
-    chosen = tuple(c for c in wanted if c in parts_of(loaded.impl))
+    chosen = tuple(c for c in wanted if c in parts_of(impl))
     if not chosen:
-        raise FxOracleError(f"--against {against} implements no part of component {component}")
+        raise FxOracleError(f"--against {label} implements no part of component {component}")
     cases = SPLIT_CASES + (HOSTILE_SPLIT_CASES if hostile else ())
-    return Sides(ReferenceImpl(), loaded.impl, loaded.against, label_of(against), chosen, cases,
-                 strict_order)  # fmt: skip
+    return Sides(ReferenceImpl(), impl, against, label, chosen, cases, strict_order)
 
 
 def skipped_components(sides: Sides, component: str) -> tuple[Component, ...]:
