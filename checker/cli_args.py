@@ -12,6 +12,7 @@ import math
 import re
 from typing import NoReturn
 
+from checker.io.user_code import DEFAULT_TIME_LIMIT_S
 from checker.oracle.sides.sides import COMPONENTS
 from reference.errors import FxOracleError
 
@@ -69,6 +70,24 @@ def minutes(text: str) -> float:
     return value
 
 
+def seconds(text: str) -> float:
+    """A finite positive number of seconds (FIL-10)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite positive number of seconds")
+    return value
+
+
+def _time_limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--time-limit", type=seconds, metavar="SECONDS",
+        help=f"the longest one call into user code may run (default {DEFAULT_TIME_LIMIT_S:g})",
+    )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fxoracle", description="Reference dedup pipeline and checker.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -95,6 +114,7 @@ def _verify_parser(sub: Sub[_Parser]) -> None:
         help="load pickles a .pt2 or torch.save file holds (they can run any code)",
     )  # fmt: skip
     verify.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(verify)
 
 
 def _explain_parser(sub: Sub[_Parser]) -> None:
@@ -104,6 +124,7 @@ def _explain_parser(sub: Sub[_Parser]) -> None:
     explain.add_argument("--json", metavar="PATH", help="write the steps as JSON ('-': stdout)")
     explain.add_argument("--html", metavar="PATH", help="draw the regions growing, step by step")
     explain.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(explain)
 
 
 def _diff_parser(sub: Sub[_Parser]) -> None:
@@ -133,6 +154,7 @@ def _diff_parser(sub: Sub[_Parser]) -> None:
     diff.add_argument("--workers", type=positive, default=1, metavar="N",
                       help="processes diffing the models (default 1: this process)")  # fmt: skip
     diff.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(diff)
 
 
 def _fuzz_parser(sub: Sub[_Parser]) -> None:
@@ -156,6 +178,7 @@ def _fuzz_parser(sub: Sub[_Parser]) -> None:
         help="run on the Ray cluster at HOST:PORT, or 'local' (needs fxoracle[cluster])",
     )  # fmt: skip
     fuzz.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(fuzz)
 
 
 def _bench_parser(sub: Sub[_Parser]) -> None:
@@ -192,5 +215,6 @@ def _course_parser(sub: Sub[_Parser]) -> None:
                        help="print the shipped answer (after checking FILE, if given)")  # fmt: skip
     check.add_argument("--json", metavar="PATH", help="write the verdict as JSON ('-': stdout)")
     check.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(check)
     listing = what.add_parser("list", help="every exercise and what its answer file defines")
     listing.add_argument("--debug", action="store_true", help="show tracebacks")

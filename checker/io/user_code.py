@@ -3,17 +3,27 @@ constructor (spec chapter 10, FIL-4).
 
 Whatever that code raises, `SystemExit` included, is bad input: `FxOracleError` with one line that
 names the file and what it raised (`model.py raised SystemExit(0) at import`), so the command
-line exits 2 and says why. Only Ctrl-C passes through. Source files are read as Python reads
-them (`tokenize.open`: a UTF-8 BOM, a `coding:` line), never as plain UTF-8.
+line exits 2 and says why; a `BaseException` of the user's own too. Only Ctrl-C passes through.
+Source files are read as Python reads them (`tokenize.open`: a UTF-8 BOM, a `coding:` line),
+never as plain UTF-8.
+
+A user's code runs with a time limit (`time_limit`: `--time-limit`, default
+`DEFAULT_TIME_LIMIT_S` per call, FIL-10) and with its prints on stderr (`stdout_to_stderr`:
+stdout carries fxoracle's report alone, `--json -` included).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import sys
+import threading
 import tokenize
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from reference.errors import FxOracleError, describe, first_line
 
@@ -30,12 +40,15 @@ def user_code(where: str, when: str) -> Iterator[None]:
     """The block runs a user's code: what it raises becomes `FxOracleError("<where> raised
     <what> <when>")`; a syntax error names its line (FIL-4)."""
     try:
-        yield
+        with time_limit(f"{where} {when}"):
+            yield
     except FxOracleError:
         raise
     except SyntaxError as e:
         raise FxOracleError(f"{where}:{e.lineno}: syntax error: {e.msg}") from e
-    except (Exception, SystemExit) as e:  # not KeyboardInterrupt: Ctrl-C stays Ctrl-C
+    except KeyboardInterrupt:  # Ctrl-C stays Ctrl-C
+        raise
+    except BaseException as e:  # SystemExit, a user's own BaseException subclass
         raise FxOracleError(f"{where} raised {what_raised(e)} {when}") from e
 
 
@@ -53,3 +66,85 @@ def read_source(path: Path) -> str:
 def shown_name(path: Path) -> str:
     """`path`'s file name as reports print it: bytes that are not UTF-8 become U+FFFD."""
     return os.fsencode(path.name).decode("utf-8", "replace")
+
+
+TIME_LIMIT_ENV = "FXORACLE_TIME_LIMIT"  # seconds, set by `--time-limit` for every process
+DEFAULT_TIME_LIMIT_S = 600.0
+
+
+class TimeLimit(Exception):
+    """A user's code ran past the time limit (FIL-10)."""
+
+
+def limit_s() -> float:
+    """The time limit of one call into a user's code (0: none)."""
+    try:
+        return float(os.environ.get(TIME_LIMIT_ENV, DEFAULT_TIME_LIMIT_S))
+    except ValueError:
+        return DEFAULT_TIME_LIMIT_S
+
+
+@contextmanager
+def time_limit(what: str) -> Iterator[None]:
+    """`TimeLimit` raised in the block once it runs past `limit_s()` (SIGALRM: in the main
+    thread, and only the outermost block times; elsewhere the block runs unlimited)."""
+    seconds = limit_s()
+    main = threading.current_thread() is threading.main_thread()
+    if seconds <= 0 or not main or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeLimit(f"{what} took longer than {seconds:g} s (--time-limit)")
+
+    before = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """What the block prints, `print` or file descriptor 1, goes to stderr: stdout is kept for
+    the report (`--json -`)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # stdout is closed: nothing to keep apart
+        yield
+        return
+    before = sys.stdout
+    with contextlib.suppress(OSError):  # stderr closed: prints go where they went
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+        sys.stdout = before
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextmanager
+def time_limit_set(seconds: float | None) -> Iterator[None]:
+    """`--time-limit` for the block, in this process and the workers it starts (which inherit
+    the environment); None keeps what is set."""
+    if seconds is None:
+        yield
+        return
+    before = os.environ.get(TIME_LIMIT_ENV)
+    os.environ[TIME_LIMIT_ENV] = repr(seconds)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(TIME_LIMIT_ENV, None)
+        else:
+            os.environ[TIME_LIMIT_ENV] = before

@@ -16,6 +16,7 @@ from pathlib import Path
 from checker.io.loaders import Note, load_any
 from checker.io.model_file import Model
 from checker.io.reports import plural
+from checker.io.supervise import doing
 from checker.io.user_code import shown_name
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
 from checker.proof.verdict import Holds, Verdict, verdict_name
@@ -118,6 +119,7 @@ def run_verify(
     it, then run the pipeline; bad input is `FxOracleError`. A data file's pickles are read
     only with `trust_pickles`; `note` hears what was done instead (FIL-1)."""
     _progress("load")
+    doing(f"verifying {shown_name(path)}")  # a crash in it is blamed on it (FIL-10)
     t0 = time.perf_counter()
     graph = load_graph(path, dynamic, trust_pickles=trust_pickles, note=note)
     capture_s = time.perf_counter() - t0

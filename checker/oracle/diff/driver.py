@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from checker.io.model_file import Model
+from checker.io.supervise import doing
 from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.compare.divergence import Divergence
 from checker.oracle.compare.known_bugs import classified
@@ -66,6 +67,7 @@ def diff_model(
 ) -> GraphDiff:
     """All chosen components on one model, then a repro per blamed divergence kind, proved by
     `prover` (or one of its own)."""
+    doing(f"diffing {model.name}")  # a crash in it is blamed on it (FIL-10)
     with model_caches_dropped():
         return _diff_model(model, sides, repro_dir, prover)
 
