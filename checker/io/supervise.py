@@ -15,9 +15,12 @@ child, and the child dies with the parent (`die_with_parent`).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from types import FrameType
@@ -27,6 +30,8 @@ from checker.io.shown import one_line
 
 STATUS_FD = "FXORACLE_STATUS_FD"  # the child's end of the pipe, inherited by nothing else
 DONE = b"\0"  # a status line starting so carries the exit code
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+POLL_S = 0.5  # how often the watch thread looks for its parent
 
 
 def doing(what: str) -> None:
@@ -53,8 +58,6 @@ def supervised(run: Callable[[], int]) -> int:
 
 
 def _child(run: Callable[[], int], write: int, parent: int) -> None:
-    from checker.oracle.pool.worker import die_with_parent
-
     os.environ[STATUS_FD] = str(write)
     os.set_inheritable(write, False)
     code = 1
@@ -111,3 +114,22 @@ def _how(status: int) -> str:
         return f"the run was killed by {name}"
     code = os.waitstatus_to_exitcode(status)
     return f"user code ended the run (os._exit({code}) or the like)"
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker: be killed when process `parent`, the one that started it, dies."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the signal was asked for
+        os._exit(1)
+    watch = threading.Thread(target=_watch, args=(parent,), name="fxoracle-parent", daemon=True)
+    watch.start()
+
+
+def _watch(parent: int) -> None:
+    """`PR_SET_PDEATHSIG` fires when the *thread* that started this process ends, and exists on
+    Linux only: this thread covers the rest."""
+    while os.getppid() == parent:
+        time.sleep(POLL_S)
+    os._exit(1)

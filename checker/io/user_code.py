@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
+from checker.io.supervise import doing
 from reference.errors import FxOracleError, describe, first_line
 
 
@@ -39,6 +40,7 @@ def what_raised(e: BaseException) -> str:
 def user_code(where: str, when: str) -> Iterator[None]:
     """The block runs a user's code: what it raises becomes `FxOracleError("<where> raised
     <what> <when>")`; a syntax error names its line (FIL-4)."""
+    doing(f"running {where} {when}")  # a crash in it is blamed on it (FIL-10)
     try:
         with time_limit(f"{where} {when}"):
             yield

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+from checker.io.locks import exclusive
 from checker.io.reports import to_json, write_atomically
 from checker.oracle.campaign.findings import Campaign, Progress, continued
 from checker.oracle.campaign.tasks import (
@@ -66,6 +67,22 @@ def run_campaign(
     `ray`: a Ray cluster's address, or `local` (DIF-13)."""
     if workers is not None and workers < 1:
         raise FxOracleError("fxoracle fuzz: --workers must be at least 1")
+    with exclusive(out, "fxoracle fuzz"):  # one writer: no finding lost (FIL-12)
+        return _run_locked(minutes, seed, out, against, repro_dir, max_models, progress,
+                           workers, ray)  # fmt: skip
+
+
+def _run_locked(
+    minutes: float,
+    seed: int,
+    out: Path,
+    against: str,
+    repro_dir: Path | None,
+    max_models: int | None,
+    progress: Progress | None,
+    workers: int | None,
+    ray: str | None,
+) -> Campaign:
     campaign = continued(out, seed, against, sides_for(against).label)
     plan = Plan(seed, against, out, repro_dir, max_models, campaign.started + 60.0 * minutes)
     with where(workers, ray) as place, interrupts_noted() as interrupted:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import as_completed
+from concurrent.futures import BrokenExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,11 +86,23 @@ def run_diff_pool(
         pool = Pool[GraphDiff](executor, steals=True)
         for k, ref in enumerate(refs):
             pool.submit(k, diff_ref, ref, args)
-        here = _diff_here_while_queued(pool, progress, interrupted)
-        _report_progress(pool, progress, told=here)
-        graphs = tuple(pool.futures[k].result() for k in range(len(refs)))
+        try:
+            here = _diff_here_while_queued(pool, progress, interrupted)
+            _report_progress(pool, progress, told=here)
+            graphs = tuple(pool.futures[k].result() for k in range(len(refs)))
+        except BrokenExecutor as e:  # a model killed its worker (a segfault): FIL-10
+            raise FxOracleError(_died(refs, pool)) from e
     skipped = skipped_components(sides, args.component)
     return DiffReport(sides.label, sides.components, skipped, graphs)
+
+
+def _died(refs: Sequence[ModelRef], pool: Pool[GraphDiff]) -> str:
+    """Which models a dead worker may have been diffing: those its death left unfinished."""
+    lost = [k for k, f in sorted(pool.futures.items()) if f.done() and f.exception() is not None
+            and isinstance(f.exception(), BrokenExecutor)]  # fmt: skip
+    names = [refs[k].name or refs[k].path or f"random model {refs[k].index}" for k in lost]
+    which = names[0] if len(names) == 1 else f"one of {', '.join(names[:5]) or 'the models'}"
+    return f"a worker process died (a crash in user code?) while diffing {which}"
 
 
 def _diff_here_while_queued(
