@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import sys
 import threading
 import tokenize
@@ -52,6 +53,29 @@ def user_code(where: str, when: str) -> Iterator[None]:
         raise
     except BaseException as e:  # SystemExit, a user's own BaseException subclass
         raise FxOracleError(f"{where} raised {what_raised(e)} {when}") from e
+
+
+def existing(path: str | Path) -> Path:
+    """`path`, a regular file that can be read; else `FxOracleError` saying what it is (FIL-9):
+    missing, a folder, a FIFO or device, unreadable."""
+    p = Path(path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        raise FxOracleError(f"{p}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise FxOracleError(f"{p}: cannot read: {_why(e)}") from e
+    if stat.S_ISDIR(mode):
+        raise FxOracleError(f"{p}: is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        raise FxOracleError(f"{p}: is not a regular file (a FIFO, a device or a socket)")
+    if not os.access(p, os.R_OK):
+        raise FxOracleError(f"{p}: cannot read: permission denied")
+    return p
+
+
+def _why(e: BaseException) -> str:
+    return e.strerror if isinstance(e, OSError) and e.strerror else str(e)
 
 
 def read_source(path: Path) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker.io.model_file import Model, load_model_file, model_names
+from checker.io.user_code import existing
 from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.diff.driver import Progress, diff_model
 from checker.oracle.diff.report import DiffReport, GraphDiff
@@ -58,8 +59,7 @@ def model_refs(paths: Sequence[str], random: int, seed: int) -> list[ModelRef]:
     """The files, then `random` generated models; a path that is no file is bad input now,
     before any worker starts."""
     for p in paths:
-        if not Path(p).is_file():
-            raise FxOracleError(f"{p}: no such file")
+        existing(p)
     files = [ModelRef(p, name=n) for p, n in zip(paths, model_names(paths), strict=True)]
     return files + [ModelRef(None, seed, i) for i in range(random)]
 
