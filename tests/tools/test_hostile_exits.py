@@ -38,8 +38,10 @@ ENDS_THE_RUN = {
         "raised ValueError: mine at import",
     ),
     "segfault_at_import": ("import ctypes\nctypes.string_at(0)\n", "killed by SIGSEGV"),
-    "sigterm_to_itself": ("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
-                          "killed by SIGTERM"),  # fmt: skip
+    "sigterm_to_itself": (
+        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+        "killed by SIGTERM",
+    ),
 }
 
 

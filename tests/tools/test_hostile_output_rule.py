@@ -198,8 +198,9 @@ def test_fil12_a_campaign_file_with_a_bad_count_is_refused(
     models: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "f.json"
-    text = ('{"seed": 0, "against": "torch", "torch": "2.13.0", "models": ' + models
-            + ', "diverging_models": 0, "by_wrong": {}, "elapsed_s": 1.0, "findings": []}')  # fmt: skip
+    rest = '"diverging_models": 0, "by_wrong": {}, "elapsed_s": 1.0, "findings": []}'
+    text = f'{{"seed": 0, "against": "torch", "torch": "2.13.0", "models": {models}, {rest}'
+
     out.write_text(text)
     _refused(["fuzz", "--out", str(out), "--max-models", "1", "--workers", "1"], capsys,
              "holds no fxoracle campaign")  # fmt: skip
