@@ -162,6 +162,8 @@ def check_folder(p: Path, inputs: Sequence[str | Path] = ()) -> Path:
     real = Path(os.path.realpath(p))
     if real.exists() and not real.is_dir():
         raise FxOracleError(f"{shown(given)}: is not a folder")
+    if not real.exists() and str(real).startswith(VIRTUAL):
+        raise FxOracleError(f"{shown(given)}: cannot be made")
     above = real
     while not above.exists():
         above = above.parent

@@ -33,7 +33,8 @@ from reference.errors import FxOracleError, describe, first_line
 def what_raised(e: BaseException) -> str:
     """`SystemExit(0)` for an exit, else `Type: first line of the message`."""
     if isinstance(e, SystemExit):
-        return f"SystemExit({e.code!r})"
+        code = e.code if e.code is None or type(e.code) in (int, str) else type(e.code).__name__
+        return f"SystemExit({code!r})"
     return describe(e)
 
 
@@ -147,12 +148,13 @@ def stdout_to_stderr() -> Iterator[None]:
     before = sys.stdout
     with contextlib.suppress(OSError):  # stderr closed: prints go where they went
         os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    # a stream of the block's own: user code that closes it closes nothing of fxoracle's
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
     try:
         yield
     finally:
-        if sys.stderr is not None:
-            sys.stderr.flush()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
         sys.stdout = before
         os.dup2(saved, 1)
         os.close(saved)

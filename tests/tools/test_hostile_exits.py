@@ -179,3 +179,21 @@ def test_fil9_a_folder_or_a_fifo_as_input_is_told_as_such(
 def test_fil9_shown_escapes_every_control_and_format_character() -> None:
     assert shown("a\x1b[2Jb\r\n\x00\x9b\u202e\udcff") == "a\\x1b[2Jb\\r\\n\\x00\\x9b\\u202e\\udcff"
     assert one_line("9" * 3_000_000).endswith("(2999000 more characters)")
+
+
+@pytest.mark.spec("FIL-10")
+def test_fil10_a_region_name_whose_eq_raises_is_the_plug_ins_fault(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "m.py").write_text(GOOD)
+    plugin = tmp_path / "evil.py"
+    plugin.write_text(
+        "class Name(str):\n    def __eq__(self, other):\n        raise RuntimeError('eq')\n"
+        "    __hash__ = str.__hash__\n\n\nclass Mine:\n    def find_regions(self, graph):\n"
+        "        return [[[Name(n.name) for n in graph.gm.graph.nodes][:1]] * 2]\n"
+    )
+    argv = ["diff", str(tmp_path / "m.py"), "--against", f"{plugin}:Mine", "--json", "-"]
+    assert main(argv) == 1
+    report = json.loads(capsys.readouterr().out)
+    blamed = {(d["kind"], d["wrong"]) for d in report["divergences"]}
+    assert blamed and all(k != "oracle-error" and w != "reference" for k, w in blamed), blamed

@@ -172,6 +172,8 @@ def _seconds(value: object) -> float:
 
 def _campaign_of(data: dict[str, Any]) -> Campaign:
     """The campaign a findings file holds (`KeyError`, `TypeError` when it holds none)."""
+    if not isinstance(data["findings"], list):
+        raise TypeError("findings is not a list")
     findings = {f.signature: f for f in map(Finding.of_json, data["findings"])}
     return Campaign(_count(data["seed"]), str(data["against"]), _count(data["models"]),
                     _count(data["diverging_models"]), dict(data["by_wrong"]), findings,
