@@ -51,7 +51,7 @@ def _items(value: object, where: str, wanted: str) -> Sequence[object]:
 def _name(value: object, where: str, k: int, known: Collection[str]) -> str:
     name = value.name if isinstance(value, Node) else value
     if type(name) is not str:  # a subclass's own __eq__ or __hash__ would run in the oracle
-        raise ContractError(f"{where}[{k}] = {_what(value)}, not a node name (a str)")
+        raise ContractError(f"{where}[{k}] = {_what(value)}, not a node name")
     if name not in known:
         raise ContractError(f"{where}[{k}] = {name!r}, not a node of the graph")
     return name
