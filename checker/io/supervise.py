@@ -28,7 +28,7 @@ from typing import TextIO
 
 from checker.io.shown import one_line
 
-STATUS_FD = "FXORACLE_STATUS_FD"  # the child's end of the pipe, inherited by nothing else
+STATUS_FD = "FXORACLE_STATUS_FD"  # `<fd>:<pid>`: the child's end of the pipe, its alone
 DONE = b"\0"  # a status line starting so carries the exit code
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 POLL_S = 0.5  # how often the watch thread looks for its parent
@@ -37,8 +37,8 @@ POLL_S = 0.5  # how often the watch thread looks for its parent
 def doing(what: str) -> None:
     """Tell the supervising process what the run is doing now (a model's name), so a crash
     in it is blamed there; nothing when not supervised."""
-    fd = os.environ.get(STATUS_FD)
-    if fd is None:
+    fd, _, pid = os.environ.get(STATUS_FD, "").partition(":")
+    if pid != str(os.getpid()):  # not supervised, or a worker, where the number is no pipe
         return
     with contextlib.suppress(OSError, ValueError):
         os.write(int(fd), one_line(what, 200).encode("utf-8", "replace") + b"\n")
@@ -58,7 +58,7 @@ def supervised(run: Callable[[], int]) -> int:
 
 
 def _child(run: Callable[[], int], write: int, parent: int) -> None:
-    os.environ[STATUS_FD] = str(write)
+    os.environ[STATUS_FD] = f"{write}:{os.getpid()}"
     os.set_inheritable(write, False)
     code = 1
     try:
