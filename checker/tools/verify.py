@@ -17,7 +17,7 @@ from checker.io.loaders import Note, load_any
 from checker.io.model_file import Model
 from checker.io.reports import plural
 from checker.io.supervise import doing
-from checker.io.user_code import shown_name
+from checker.io.user_code import shown_name, time_limit
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
 from checker.proof.verdict import Holds, Verdict, verdict_name
 from checker.tools.checked_pipeline import PipelineResult, Split, run_pipeline
@@ -143,7 +143,8 @@ def load_graph(
     """A model file is captured through Dynamo (live keys); graphs are keyed from metadata."""
     loaded = load_any(path, trust_pickles=trust_pickles, note=note)
     if isinstance(loaded, Model):
-        return capture(loaded.model, loaded.example_inputs, loaded.dynamic or dynamic)
+        with time_limit(f"capturing {loaded.name}"):  # the model runs: FIL-10
+            return capture(loaded.model, loaded.example_inputs, loaded.dynamic or dynamic)
     return loaded
 
 

@@ -197,3 +197,16 @@ def test_fil10_a_region_name_whose_eq_raises_is_the_plug_ins_fault(
     report = json.loads(capsys.readouterr().out)
     blamed = {(d["kind"], d["wrong"]) for d in report["divergences"]}
     assert blamed and all(k != "oracle-error" and w != "reference" for k, w in blamed), blamed
+
+
+@pytest.mark.spec("FIL-10")
+def test_fil10_a_model_that_runs_past_the_time_limit_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("import torch\ndef model(x):\n    for _ in range(10**9):\n        pass\n"
+                    "    return x + 1\nexample_inputs = (torch.ones(3),)\n")  # fmt: skip
+    start = time.monotonic()
+    assert main(["verify", str(path), "--time-limit", "3"]) == 2
+    assert time.monotonic() - start < 300
+    assert "took longer than 3 s" in one_line_error(capsys)
