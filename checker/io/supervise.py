@@ -93,11 +93,11 @@ def _parent(pid: int, read: int) -> int:
     with os.fdopen(read, "rb") as pipe:
         lines = pipe.read().split(b"\n")
     _, status = os.waitpid(pid, 0)
-    if lines[-1].startswith(DONE) and len(lines[-1]) == 2:
-        return lines[-1][1]
-    if terminated:
+    if terminated:  # passed on to the child, which may have handled it (user code can)
         print("fxoracle: terminated", file=sys.stderr)
         return 128 + terminated[0]
+    if lines[-1].startswith(DONE) and len(lines[-1]) == 2:
+        return lines[-1][1]
     last = lines[-2].decode("utf-8", "replace") if len(lines) > 1 else ""
     print(f"fxoracle: error: {_how(status)}{f' while {last}' if last else ''}", file=sys.stderr)
     return 2
