@@ -128,6 +128,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     """0: no bug of fxoracle found; 1: an oracle error or a divergence blamed on it (DIF-9)."""
     from checker.oracle.campaign.fuzz import CampaignBar, run_campaign
 
+    if args.out == "-":  # while it runs, stdout is redirected (what user code prints)
+        raise FxOracleError("fuzz --out: a campaign is written to a file, not to stdout")
     inputs = plugin_sources(args.against)
     checked = check_outputs([args.out], folders=[args.repro_dir], inputs=inputs)
     out, repro_dir = checked.files[0], checked.folders[0]

@@ -124,6 +124,7 @@ CASES: dict[str, tuple[Setup, str]] = {
     "repro_dir_a_link_to_a_file": (_repro_dir_link, "is not a folder"),
     "repro_dir_under_proc": (_repro_dir_proc, "cannot be made"),
     "fuzz_out_the_plug_in": (_fuzz_out_plugin, "is an input"),
+    "fuzz_out_stdout": (lambda _: ["fuzz", "--out", "-", "--max-models", "1"], "not to stdout"),
     "course_json_a_hard_link_of_the_answer": (_answer_link, "is an input"),
     "model_not_utf8": (_source(b"x = '\xff\xfe'\n"), "syntax error"),
     "model_nested_past_the_parser": (_source("x = " + "-" * 200_000 + "1\n"), "bad.py"),
