@@ -116,17 +116,27 @@ def check_outputs(
     (FIL-2, FIL-8); `None` is skipped. `FxOracleError` names the first that cannot be used."""
     resolved = tuple(None if f is None else resolve(f) for f in files)
     taken = _taken(inputs)
-    seen: dict[tuple[int, int] | str, str] = {}
+    seen: set[tuple[int, int] | str] = set()
     for out in resolved:
-        if out is not None and not out.stream:
-            _check_file(out, taken)
-            key = identity(out.path) or str(out.path)
-            if key in seen:
-                raise FxOracleError(f"{shown(out.given)}: two outputs of this run would be one "
-                                    "file")  # fmt: skip
-            seen[key] = out.given
+        if out is not None:
+            _check_output(out, taken, seen)
     places = tuple(None if f is None else check_folder(Path(f), inputs) for f in folders)
     return Outputs(resolved, places)
+
+
+def _check_output(
+    out: Output, taken: dict[tuple[int, int], str], seen: set[tuple[int, int] | str]
+) -> None:
+    """A stream can be written; a file can be, is not `taken` and not one `seen` already."""
+    if out.stream:
+        if out.given != "-" and not os.access(out.path, os.W_OK):
+            raise FxOracleError(f"{shown(out.given)}: cannot be written")
+        return
+    _check_file(out, taken)
+    key = identity(out.path) or str(out.path)
+    if key in seen:
+        raise FxOracleError(f"{shown(out.given)}: two outputs of this run would be one file")
+    seen.add(key)
 
 
 def _taken(inputs: Sequence[str | Path]) -> dict[tuple[int, int], str]:
