@@ -8,8 +8,9 @@ its own exit status through a pipe before it ends with `os._exit` (no atexit han
 left behind can change it). The parent, which runs no user code, waits: a child that ends
 without reporting was ended by user code, and that is exit 2 with one line saying how (its exit
 status or signal) and what it was doing (`doing`: the model or plug-in it was running). Ctrl-C
-reaches both; the child answers it (exit 130). A `SIGTERM` to the parent is passed on to the
-child, and the child dies with the parent (`die_with_parent`).
+reaches both; the child answers it (exit 130), and a second Ctrl-C kills a child that did not.
+A `SIGTERM` to the parent is passed on to the child (exit 143), and the child dies with the
+parent (`die_with_parent`).
 """
 
 from __future__ import annotations
@@ -83,21 +84,36 @@ def _flush(stream: TextIO | None) -> None:
 
 def _parent(pid: int, read: int) -> int:
     terminated: list[int] = []
+    interrupts: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:
         terminated.append(signum)
         os.kill(pid, signum)
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child answers Ctrl-C
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        interrupts.append(signum)  # the child answers Ctrl-C; a second one ends it
+        if len(interrupts) > 1:
+            os.kill(pid, signal.SIGKILL)
+
+    signal.signal(signal.SIGINT, interrupt)
     signal.signal(signal.SIGTERM, forward)
     with os.fdopen(read, "rb") as pipe:
         lines = pipe.read().split(b"\n")
     _, status = os.waitpid(pid, 0)
+    return _status(lines, status, terminated, interrupts)
+
+
+def _status(lines: list[bytes], status: int, terminated: list[int], interrupts: list[int]) -> int:
+    """The exit status of the command: the child's own, unless it was ended from outside or
+    by user code."""
     if terminated:  # passed on to the child, which may have handled it (user code can)
         print("fxoracle: terminated", file=sys.stderr)
         return 128 + terminated[0]
     if lines[-1].startswith(DONE) and len(lines[-1]) == 2:
         return lines[-1][1]
+    if interrupts:
+        print("fxoracle: interrupted", file=sys.stderr)
+        return 130
     last = lines[-2].decode("utf-8", "replace") if len(lines) > 1 else ""
     print(f"fxoracle: error: {_how(status)}{f' while {last}' if last else ''}", file=sys.stderr)
     return 2
