@@ -109,7 +109,7 @@ def _run_diff(args: argparse.Namespace) -> int:
 
 def _diffed(args: argparse.Namespace, bar: DiffBar, repro_dir: Path | None) -> DiffReport:
     """The diff of every model asked for, in this process or on `--workers` processes;
-    `repro_dir` resolved (FIL-8)."""
+    `repro_dir` resolved (FIL-9)."""
     from checker.oracle.diff.driver import run_diff
     from checker.oracle.diff.workers import DiffArgs, model_refs, run_diff_pool
 
@@ -187,7 +187,7 @@ def _run_course(args: argparse.Namespace) -> int:
 
 
 def _print(text: str) -> None:
-    """A text report on stdout, user-controlled names in it escaped (FIL-9); a stdout that
+    """A text report on stdout, user-controlled names in it escaped (FIL-10); a stdout that
     is closed or full is bad input (exit 2), not a traceback."""
     write_atomically("-", shown_lines(text))
 
@@ -227,7 +227,7 @@ def _quiet(enabled: bool) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `fxoracle` console script: as a command (no `argv`) it runs in a
-    supervised child, so no user code can change its exit status (FIL-10)."""
+    supervised child, so no user code can change its exit status (FIL-11)."""
     if argv is None:
         return supervised(lambda: _main(sys.argv[1:]))
     return _main(argv)

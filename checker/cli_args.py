@@ -71,7 +71,7 @@ def minutes(text: str) -> float:
 
 
 def seconds(text: str) -> float:
-    """A finite positive number of seconds (FIL-10)."""
+    """A finite positive number of seconds (FIL-11)."""
     try:
         value = float(text)
     except ValueError:

@@ -1,5 +1,5 @@
 """Data files read within bounds: a bad file costs one line and exit 2, in bounded time and
-memory (spec chapter 10, FIL-11; README "Safety").
+memory (spec chapter 10, FIL-12; README "Safety").
 
 - A zip archive's members are checked before any is read (`check_members`): at most
   `MAX_MEMBERS` of them, none encrypted, each stored or deflated, none larger than
@@ -38,7 +38,7 @@ METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 
 
 def check_members(where: str, members: Sequence[zipfile.ZipInfo]) -> None:
-    """`FxOracleError` unless every member can be read within bounds (FIL-11)."""
+    """`FxOracleError` unless every member can be read within bounds (FIL-12)."""
     if len(members) > MAX_MEMBERS:
         raise FxOracleError(f"{where}: {len(members)} members (at most {MAX_MEMBERS})")
     total = 0
@@ -66,7 +66,7 @@ def _check_member(where: str, info: zipfile.ZipInfo) -> None:
 
 
 def load_json(where: str, data: bytes) -> Any:
-    """`data` as JSON, within `MAX_JSON_BYTES` and `MAX_JSON_DEPTH` (FIL-11)."""
+    """`data` as JSON, within `MAX_JSON_BYTES` and `MAX_JSON_DEPTH` (FIL-12)."""
     if len(data) > MAX_JSON_BYTES:
         raise FxOracleError(f"{where}: {len(data)} bytes of JSON (at most {MAX_JSON_BYTES})")
     try:
@@ -99,7 +99,7 @@ def _depth(value: Any) -> int:
 
 
 def bounded_expr(text: str) -> str | None:
-    """None when evaluating the expression `text` stays within bounds; else why not (FIL-11).
+    """None when evaluating the expression `text` stays within bounds; else why not (FIL-12).
     A symbol counts as small: only numbers are folded when the text is read."""
     try:
         tree = ast.parse(text, mode="eval")

@@ -33,7 +33,7 @@ def random_like(
     device (or `device`): normal floats, bools, small non-negative integers (safe as
     indices)."""
     elements = math.prod(shape)
-    if elements > MAX_ELEMENTS:  # FIL-11: a declared 2^40 x 8 is refused, not allocated
+    if elements > MAX_ELEMENTS:  # FIL-12: a declared 2^40 x 8 is refused, not allocated
         raise FxOracleError(f"an input of shape {list(shape)}: {elements} elements (at most "
                             f"{MAX_ELEMENTS})")  # fmt: skip
     where = meta.device if device is None else device

@@ -1,6 +1,6 @@
 """One writer per file: an advisory lock held while a run writes a file it reads back (a fuzz
 campaign's findings), so two runs never write one file and lose each other's findings (spec
-chapter 10, FIL-12; chapter 08, DIF-16).
+chapter 10, FIL-13; chapter 08, DIF-16).
 
 The lock is `fcntl.flock` on `.<name>.fxoracle-lock` beside the file (the file itself is
 replaced by every atomic write, so a lock on it would not last). A second run finds it held and

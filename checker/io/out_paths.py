@@ -1,5 +1,5 @@
 """Where a run writes: one rule for every path fxoracle writes, applied before any work (spec
-chapter 10, FIL-2, FIL-8).
+chapter 10, FIL-2, FIL-9).
 
 `check_outputs` resolves each output once, before any user code runs and before the working
 directory can change: symlinks, `..`, `/proc/self/...`, `/dev/fd/N` and `/dev/stdin` are
@@ -61,7 +61,7 @@ def is_stream(path: str | Path) -> bool:
 
 
 def resolve(given: str | Path) -> Output:
-    """`given` resolved once: a stream, or the regular file it names (FIL-8)."""
+    """`given` resolved once: a stream, or the regular file it names (FIL-9)."""
     text = str(given)
     if text == "-":
         return Output(text, Path("-"), True)
@@ -113,7 +113,7 @@ def check_outputs(
     inputs: Sequence[str | Path] = (),
 ) -> Outputs:
     """Every report file and repro folder of a run resolved and checked, before any work
-    (FIL-2, FIL-8); `None` is skipped. `FxOracleError` names the first that cannot be used."""
+    (FIL-2, FIL-9); `None` is skipped. `FxOracleError` names the first that cannot be used."""
     resolved = tuple(None if f is None else resolve(f) for f in files)
     taken = _taken(inputs)
     seen: set[tuple[int, int] | str] = set()
@@ -167,7 +167,7 @@ def _check_file(out: Output, taken: dict[tuple[int, int], str]) -> None:
 
 def check_folder(p: Path, inputs: Sequence[str | Path] = ()) -> Path:
     """`p` resolved: a writable folder, or one that can be made (the nearest existing folder
-    above it is writable), holding no input a repro could be named as (FIL-8)."""
+    above it is writable), holding no input a repro could be named as (FIL-9)."""
     given = str(p)
     real = Path(os.path.realpath(p))
     if real.exists() and not real.is_dir():

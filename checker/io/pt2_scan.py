@@ -60,7 +60,7 @@ class Archive:
 
 
 def scan(p: Path) -> Archive:
-    """Read `p`'s names and JSON members, within bounds (`checker.io.bounds`, FIL-11);
+    """Read `p`'s names and JSON members, within bounds (`checker.io.bounds`, FIL-12);
     `FxOracleError` when it is no `torch.export` archive."""
     try:
         with open(p, "rb") as f:
@@ -111,7 +111,7 @@ def _risks(p: Path, member: str, read: Callable[[], bytes]) -> list[str]:
 
 def _code_in_sizes(p: Path, member: str, expressions: Iterator[str]) -> list[str]:
     """The symbolic sizes that are code (risks); `FxOracleError` for one that is no code but
-    would compute past the bounds even when trusted (FIL-11)."""
+    would compute past the bounds even when trusted (FIL-12)."""
     code = []
     for e in expressions:
         if not plain_expr(e):

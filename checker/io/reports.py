@@ -1,7 +1,7 @@
 """Writing reports: stable JSON, files never left half-written, and nothing a user has replaced
 (spec chapter 10, FIL-3; README "Exit codes").
 
-Every path is resolved by `checker.io.out_paths.resolve` (FIL-8), best once, before any work
+Every path is resolved by `checker.io.out_paths.resolve` (FIL-9), best once, before any work
 (`check_outputs` gives the resolved `Output`s). A regular file, or the file a symlink names (the
 link stays), is replaced by renaming a complete, fsynced temporary file beside it,
 `.<name>.<pid>.<random>.fxoracle-tmp` (the name cut so the whole fits a file name); each write

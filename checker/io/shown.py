@@ -1,4 +1,4 @@
-"""User-controlled text made safe to show (spec chapter 10, FIL-9): file names, archive member
+"""User-controlled text made safe to show (spec chapter 10, FIL-10): file names, archive member
 names and exception messages reach the terminal and the reports only through here.
 
 `shown` makes any text one line with nothing a terminal acts on: every control character (C0,

@@ -1,5 +1,5 @@
 """The command line's exit status, kept true whatever a user's code does (spec chapter 10,
-FIL-10).
+FIL-11).
 
 A model or plug-in can end the process under fxoracle's feet: `os._exit(0)` at import,
 `atexit.register(os._exit, 0)`, a segfault in an extension, a signal, a non-daemon thread that

@@ -8,7 +8,7 @@ Source files are read as Python reads them (`tokenize.open`: a UTF-8 BOM, a `cod
 never as plain UTF-8.
 
 A user's code runs with a time limit (`time_limit`: `--time-limit`, default
-`DEFAULT_TIME_LIMIT_S` per call, FIL-10) and with its prints on stderr (`stdout_to_stderr`:
+`DEFAULT_TIME_LIMIT_S` per call, FIL-11) and with its prints on stderr (`stdout_to_stderr`:
 stdout carries fxoracle's report alone, `--json -` included).
 """
 
@@ -42,7 +42,7 @@ def what_raised(e: BaseException) -> str:
 def user_code(where: str, when: str) -> Iterator[None]:
     """The block runs a user's code: what it raises becomes `FxOracleError("<where> raised
     <what> <when>")`; a syntax error names its line (FIL-4)."""
-    doing(f"running {where} {when}")  # a crash in it is blamed on it (FIL-10)
+    doing(f"running {where} {when}")  # a crash in it is blamed on it (FIL-11)
     try:
         with time_limit(f"{where} {when}"):
             yield
@@ -57,7 +57,7 @@ def user_code(where: str, when: str) -> Iterator[None]:
 
 
 def existing(path: str | Path) -> Path:
-    """`path`, a regular file that can be read; else `FxOracleError` saying what it is (FIL-9):
+    """`path`, a regular file that can be read; else `FxOracleError` saying what it is (FIL-10):
     missing, a folder, a FIFO or device, unreadable."""
     p = Path(path)
     try:
@@ -100,7 +100,7 @@ DEFAULT_TIME_LIMIT_S = 600.0
 
 
 class TimeLimit(Exception):
-    """A user's code ran past the time limit (FIL-10)."""
+    """A user's code ran past the time limit (FIL-11)."""
 
 
 def limit_s() -> float:

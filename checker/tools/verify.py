@@ -119,7 +119,7 @@ def run_verify(
     it, then run the pipeline; bad input is `FxOracleError`. A data file's pickles are read
     only with `trust_pickles`; `note` hears what was done instead (FIL-1)."""
     _progress("load")
-    doing(f"verifying {shown_name(path)}")  # a crash in it is blamed on it (FIL-10)
+    doing(f"verifying {shown_name(path)}")  # a crash in it is blamed on it (FIL-11)
     t0 = time.perf_counter()
     graph = load_graph(path, dynamic, trust_pickles=trust_pickles, note=note)
     capture_s = time.perf_counter() - t0
@@ -143,7 +143,7 @@ def load_graph(
     """A model file is captured through Dynamo (live keys); graphs are keyed from metadata."""
     loaded = load_any(path, trust_pickles=trust_pickles, note=note)
     if isinstance(loaded, Model):
-        with time_limit(f"capturing {loaded.name}"):  # the model runs: FIL-10
+        with time_limit(f"capturing {loaded.name}"):  # the model runs: FIL-11
             return capture(loaded.model, loaded.example_inputs, loaded.dynamic or dynamic)
     return loaded
 

@@ -1,5 +1,5 @@
 """Data files within bounds: a hostile `.pt2` or campaign file is exit 2 with one line, in
-bounded time and memory (spec chapter 10, FIL-11)."""
+bounded time and memory (spec chapter 10, FIL-12)."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ EXPECTED = {
 }
 
 
-@pytest.mark.spec("FIL-11")
+@pytest.mark.spec("FIL-12")
 @pytest.mark.parametrize("kind", sorted(EXPECTED))
 def test_fil11_a_hostile_pt2_is_one_short_line_at_once(
     kind: str, dynamic: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -118,21 +118,21 @@ def test_fil11_a_hostile_pt2_is_one_short_line_at_once(
     assert EXPECTED[kind] in err and len(err) < 1200, err[:300]
 
 
-@pytest.mark.spec("FIL-11")
+@pytest.mark.spec("FIL-12")
 def test_fil11_too_many_members_are_refused_before_any_is_read() -> None:
     members = [zipfile.ZipInfo(f"m{i}") for i in range(MAX_MEMBERS + 1)]
     with pytest.raises(FxOracleError, match="members"):
         check_members("x.pt2", members)
 
 
-@pytest.mark.spec("FIL-11")
+@pytest.mark.spec("FIL-12")
 def test_fil11_a_declared_input_too_large_is_refused_not_allocated() -> None:
     meta = torch.empty(0)
     with pytest.raises(FxOracleError, match="elements"):
         random_like(meta, [2**40, 8], torch.Generator())
 
 
-@pytest.mark.spec("FIL-11")
+@pytest.mark.spec("FIL-12")
 @pytest.mark.parametrize(
     ("text", "bounded"),
     [("s0*2 + 1", True), ("Max(2, s0*s1*s2*s3*s4)", True), ("2**64", True),
@@ -145,7 +145,7 @@ def test_fil11_size_expressions_are_bounded_before_anything_evaluates_them(
     assert (bounded_expr(text) is None) is bounded
 
 
-@pytest.mark.spec("FIL-11")
+@pytest.mark.spec("FIL-12")
 def test_fil11_a_deep_campaign_file_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

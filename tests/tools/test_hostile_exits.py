@@ -1,5 +1,5 @@
 """The exit status stays true and the one line stays one escaped line, whatever user code does
-(spec chapter 10, FIL-9, FIL-10): `os._exit`, `atexit`, a segfault, threads left behind, a
+(spec chapter 10, FIL-10, FIL-11): `os._exit`, `atexit`, a segfault, threads left behind, a
 plug-in that never returns, prints on stdout, names with escape codes."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _fxoracle(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 @pytest.mark.parametrize("case", sorted(ENDS_THE_RUN))
 def test_fil10_user_code_that_ends_the_process_is_exit_2_with_a_line(
     case: str, tmp_path: Path
@@ -64,7 +64,7 @@ def test_fil10_user_code_that_ends_the_process_is_exit_2_with_a_line(
     assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 def test_fil10_a_segfault_under_workers_names_the_model(tmp_path: Path) -> None:
     (tmp_path / "good.py").write_text(GOOD)
     (tmp_path / "crash.py").write_text("import ctypes\nctypes.string_at(0)\n")
@@ -74,7 +74,7 @@ def test_fil10_a_segfault_under_workers_names_the_model(tmp_path: Path) -> None:
     assert "crash.py" in done.stderr.splitlines()[-1], done.stderr
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 def test_fil10_threads_left_behind_do_not_keep_the_run_alive(tmp_path: Path) -> None:
     sleeper = "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n"
     (tmp_path / "m.py").write_text(sleeper + GOOD)
@@ -83,7 +83,7 @@ def test_fil10_threads_left_behind_do_not_keep_the_run_alive(tmp_path: Path) -> 
     assert json.loads(done.stdout)["ok"] is True
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 def test_fil10_a_plug_in_past_the_time_limit_is_blamed_and_the_run_ends(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -99,7 +99,7 @@ def test_fil10_a_plug_in_past_the_time_limit_is_blamed_and_the_run_ends(
     assert "took longer than 2 s" in capsys.readouterr().out
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 def test_fil10_what_a_model_prints_never_reaches_the_json_on_stdout(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -111,7 +111,7 @@ def test_fil10_what_a_model_prints_never_reaches_the_json_on_stdout(
     assert "hello" in err and "raw" in err
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 def test_fil10_a_base_exception_of_the_users_is_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -121,7 +121,7 @@ def test_fil10_a_base_exception_of_the_users_is_bad_input(
     assert "raised Mine: own at import" in one_line_error(capsys)
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 @pytest.mark.parametrize("where", ["closed", "full"])
 def test_fil10_a_stdout_closed_or_full_is_exit_2(where: str, tmp_path: Path) -> None:
     if where == "full" and not Path("/dev/full").exists():
@@ -136,7 +136,7 @@ def test_fil10_a_stdout_closed_or_full_is_exit_2(where: str, tmp_path: Path) -> 
     assert done.stderr.count("\n") == 1 and "cannot write" in done.stderr, done.stderr
 
 
-@pytest.mark.spec("FIL-9")
+@pytest.mark.spec("FIL-10")
 def test_fil9_escape_codes_and_newlines_in_a_name_stay_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -147,7 +147,7 @@ def test_fil9_escape_codes_and_newlines_in_a_name_stay_escaped(
     assert "\x1b" not in err and "\\x1b[31m" in err and "\\n" in err
 
 
-@pytest.mark.spec("FIL-9")
+@pytest.mark.spec("FIL-10")
 def test_fil9_escape_codes_in_a_report_are_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -160,7 +160,7 @@ def test_fil9_escape_codes_in_a_report_are_escaped(
     assert "\x1b" not in html.read_text()
 
 
-@pytest.mark.spec("FIL-9")
+@pytest.mark.spec("FIL-10")
 @pytest.mark.parametrize("kind", ["folder", "fifo"])
 def test_fil9_a_folder_or_a_fifo_as_input_is_told_as_such(
     kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -175,13 +175,13 @@ def test_fil9_a_folder_or_a_fifo_as_input_is_told_as_such(
     assert ("is a folder" if kind == "folder" else "is not a regular file") in err
 
 
-@pytest.mark.spec("FIL-9")
+@pytest.mark.spec("FIL-10")
 def test_fil9_shown_escapes_every_control_and_format_character() -> None:
     assert shown("a\x1b[2Jb\r\n\x00\x9b\u202e\udcff") == "a\\x1b[2Jb\\r\\n\\x00\\x9b\\u202e\\udcff"
     assert one_line("9" * 3_000_000).endswith("(2999000 more characters)")
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 def test_fil10_a_region_name_whose_eq_raises_is_the_plug_ins_fault(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -199,7 +199,7 @@ def test_fil10_a_region_name_whose_eq_raises_is_the_plug_ins_fault(
     assert blamed and all(k != "oracle-error" and w != "reference" for k, w in blamed), blamed
 
 
-@pytest.mark.spec("FIL-10")
+@pytest.mark.spec("FIL-11")
 def test_fil10_a_model_that_runs_past_the_time_limit_is_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,5 +1,5 @@
 """Further hostile inputs, each refused with one escaped line before any work (spec chapter 10,
-FIL-8, FIL-9, FIL-11): paths that reach an input by another road, inputs that are no file,
+FIL-9, FIL-10, FIL-12): paths that reach an input by another road, inputs that are no file,
 exceptions that fight back, archives and campaign files that lie."""
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ CASES: dict[str, tuple[Setup, str]] = {
 }
 
 
-@pytest.mark.spec("FIL-8", "FIL-9", "FIL-11")
+@pytest.mark.spec("FIL-9", "FIL-10", "FIL-12")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_fil8_hostile_inputs_are_one_escaped_line_before_any_work(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -1,5 +1,5 @@
 """One output-path rule for every path fxoracle writes, and one writer per campaign file (spec
-chapter 10, FIL-8, FIL-12): paths resolved once, before any user code runs; no output is an
+chapter 10, FIL-9, FIL-13): paths resolved once, before any user code runs; no output is an
 input or another output of the run, whatever links lead to it."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], expected: str)
     assert expected in one_line_error(capsys)
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_a_path_through_proc_self_cwd_is_the_file_it_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,7 +59,7 @@ def test_fil8_a_path_through_proc_self_cwd_is_the_file_it_names(
     assert not marker.exists() and path.read_text() == source
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_dev_stdin_redirected_from_the_model_is_the_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -83,7 +83,7 @@ def _stdin_from(path: Path) -> Iterator[None]:
         os.close(saved)
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_two_outputs_one_file_through_a_link(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -93,7 +93,7 @@ def test_fil8_two_outputs_one_file_through_a_link(
     _refused(argv, capsys, "would be one file")
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_a_plug_in_source_is_an_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -105,7 +105,7 @@ def test_fil8_a_plug_in_source_is_an_input(
     assert plugin.read_text() == PLUGIN and not marker.exists()
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_a_plug_in_module_is_an_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,7 +117,7 @@ def test_fil8_a_plug_in_module_is_an_input(
     assert (tmp_path / "plugmod.py").read_text() == PLUGIN
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_a_course_answer_is_an_input_through_proc(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -129,7 +129,7 @@ def test_fil8_a_course_answer_is_an_input_through_proc(
     assert answer.read_text() == "x = 1\n"
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_an_input_a_repro_could_be_named_as_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -141,7 +141,7 @@ def test_fil8_an_input_a_repro_could_be_named_as_is_refused(
     assert not marker.exists()
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_a_model_that_changes_folder_does_not_move_the_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,7 +156,7 @@ def test_fil8_a_model_that_changes_folder_does_not_move_the_report(
     assert not (elsewhere / "r.json").exists()
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_names_near_name_max_write_and_longer_ones_are_refused_first(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -172,7 +172,7 @@ def test_fil8_names_near_name_max_write_and_longer_ones_are_refused_first(
     assert not marker.exists()
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-9")
 def test_fil8_a_leftover_with_a_huge_number_is_not_ours(tmp_path: Path) -> None:
     odd = tmp_path / f".r.json.{'9' * 40}.x.fxoracle-tmp"
     odd.write_text("someone's")
@@ -180,7 +180,7 @@ def test_fil8_a_leftover_with_a_huge_number_is_not_ours(tmp_path: Path) -> None:
     assert (tmp_path / "r.json").read_text() == "{}\n" and odd.exists()
 
 
-@pytest.mark.spec("FIL-12")
+@pytest.mark.spec("FIL-13")
 def test_fil12_a_second_campaign_on_one_file_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -192,7 +192,7 @@ def test_fil12_a_second_campaign_on_one_file_is_refused(
     assert not list(tmp_path.iterdir()), "the lock file is removed with the lock"
 
 
-@pytest.mark.spec("FIL-12")
+@pytest.mark.spec("FIL-13")
 @pytest.mark.parametrize("models", ["1e999", "-3", "true"])
 def test_fil12_a_campaign_file_with_a_bad_count_is_refused(
     models: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -67,7 +67,7 @@ def run_campaign(
     `ray`: a Ray cluster's address, or `local` (DIF-13)."""
     if workers is not None and workers < 1:
         raise FxOracleError("fxoracle fuzz: --workers must be at least 1")
-    with exclusive(out, "fxoracle fuzz"):  # one writer: no finding lost (FIL-12)
+    with exclusive(out, "fxoracle fuzz"):  # one writer: no finding lost (FIL-13)
         return _run_locked(minutes, seed, out, against, repro_dir, max_models, progress,
                            workers, ray)  # fmt: skip
 

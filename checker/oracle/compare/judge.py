@@ -68,7 +68,7 @@ class Failure:
 
 
 def attempt(run: Callable[[], T]) -> T | Failure:
-    """`run()`, or the `Failure` it raised (`TimeLimit` past `--time-limit`, FIL-10)."""
+    """`run()`, or the `Failure` it raised (`TimeLimit` past `--time-limit`, FIL-11)."""
     try:
         with time_limit("the call"):
             return run()

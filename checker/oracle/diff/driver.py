@@ -67,7 +67,7 @@ def diff_model(
 ) -> GraphDiff:
     """All chosen components on one model, then a repro per blamed divergence kind, proved by
     `prover` (or one of its own)."""
-    doing(f"diffing {model.name}")  # a crash in it is blamed on it (FIL-10)
+    doing(f"diffing {model.name}")  # a crash in it is blamed on it (FIL-11)
     with model_caches_dropped():
         return _diff_model(model, sides, repro_dir, prover)
 

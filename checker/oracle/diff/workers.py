@@ -90,7 +90,7 @@ def run_diff_pool(
             here = _diff_here_while_queued(pool, progress, interrupted)
             _report_progress(pool, progress, told=here)
             graphs = tuple(pool.futures[k].result() for k in range(len(refs)))
-        except BrokenExecutor as e:  # a model killed its worker (a segfault): FIL-10
+        except BrokenExecutor as e:  # a model killed its worker (a segfault): FIL-11
             raise FxOracleError(_died(refs, pool)) from e
     skipped = skipped_components(sides, args.component)
     return DiffReport(sides.label, sides.components, skipped, graphs)

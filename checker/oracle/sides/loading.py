@@ -181,7 +181,7 @@ def _folder_of(module: ModuleType) -> Path | None:
 def plugin_sources(spec: str) -> list[Path]:
     """The files `--against spec` would import, found without running anything: the file of
     `path/to/file.py:attr`, or the module's file (a package: every `.py` file in it), so no
-    output of the run is ever written over them (FIL-8). None for a built-in side."""
+    output of the run is ever written over them (FIL-9). None for a built-in side."""
     source, sep, _ = spec.rpartition(":")
     if spec in BUILT_IN or not sep or not source:
         return []
