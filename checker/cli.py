@@ -23,7 +23,10 @@ from checker.cli_args import build_parser
 from checker.io.model_file import load_model_file, model_names
 from checker.io.out_paths import check_outputs
 from checker.io.reports import plural, to_json, write_atomically
-from checker.io.user_code import what_raised
+from checker.io.shown import one_line, shown_lines
+from checker.io.supervise import supervised
+from checker.io.user_code import stdout_to_stderr, time_limit_set, what_raised
+from checker.oracle.sides.loading import plugin_sources
 from checker.tools.checked_pipeline import Split
 from reference.errors import FxOracleError
 
@@ -56,16 +59,17 @@ def _run_verify(args: argparse.Namespace) -> int:
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
     split = Split.parse(args.split) if args.split else None
-    check_outputs([args.json, args.html], inputs=[path])
-    report = verify.run_verify(path, dynamic=args.dynamic, split=split,
-                               trust_pickles=args.trust_pickles, note=_note,
-                               device=args.device)  # fmt: skip
+    json_out, html_out = check_outputs([args.json, args.html], inputs=[path]).files
+    with stdout_to_stderr():
+        report = verify.run_verify(path, dynamic=args.dynamic, split=split,
+                                   trust_pickles=args.trust_pickles, note=_note,
+                                   device=args.device)  # fmt: skip
     if args.json != "-":  # with `--json -` stdout carries the JSON alone
-        print(verify.render_text(report), end="")
-    if args.json:
-        write_atomically(args.json, to_json(report.to_json()))
-    if args.html:
-        write_atomically(args.html, verify_page(report))
+        _print(verify.render_text(report))
+    if json_out:
+        write_atomically(json_out, to_json(report.to_json()))
+    if html_out:
+        write_atomically(html_out, shown_lines(verify_page(report)))
     return 0 if report.ok else 1
 
 
@@ -74,14 +78,15 @@ def _run_explain(args: argparse.Namespace) -> int:
     from checker.tools.render.explain_html import render_explain_html
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
-    check_outputs([args.json, args.html], inputs=[path])
-    lesson, original = explain.run_explain(path, group=args.group, device=args.device)
+    json_out, html_out = check_outputs([args.json, args.html], inputs=[path]).files
+    with stdout_to_stderr():
+        lesson, original = explain.run_explain(path, group=args.group, device=args.device)
     if args.json != "-":
-        print(explain.render_text(lesson), end="")
-    if args.json:
-        write_atomically(args.json, to_json(lesson.to_json()))
-    if args.html:
-        write_atomically(args.html, render_explain_html(lesson, original.graph))
+        _print(explain.render_text(lesson))
+    if json_out:
+        write_atomically(json_out, to_json(lesson.to_json()))
+    if html_out:
+        write_atomically(html_out, shown_lines(render_explain_html(lesson, original.graph)))
     return 0
 
 
@@ -92,27 +97,29 @@ def _run_diff(args: argparse.Namespace) -> int:
 
     if not args.paths and args.random <= 0:
         raise FxOracleError("diff: give model files and/or --random N")
-    check_outputs([args.json], folders=[args.repro_dir], inputs=args.paths)
-    with DiffBar() as bar:
-        report = _diffed(args, bar)
+    inputs = [*args.paths, *plugin_sources(args.against)]
+    checked = check_outputs([args.json], folders=[args.repro_dir], inputs=inputs)
+    with DiffBar() as bar, stdout_to_stderr():
+        report = _diffed(args, bar, checked.folders[0])
     if args.json != "-":
-        print(render_text(report, debug=args.debug), end="")
-    if args.json:
-        write_atomically(args.json, to_json(report.to_json()))
+        _print(render_text(report, debug=args.debug))
+    if checked.files[0]:
+        write_atomically(checked.files[0], to_json(report.to_json()))
     return 1 if report.fails_on(args.fail_on) else 0
 
 
-def _diffed(args: argparse.Namespace, bar: DiffBar) -> DiffReport:
-    """The diff of every model asked for, in this process or on `--workers` processes."""
+def _diffed(args: argparse.Namespace, bar: DiffBar, repro_dir: Path | None) -> DiffReport:
+    """The diff of every model asked for, in this process or on `--workers` processes;
+    `repro_dir` resolved (FIL-9)."""
     from checker.oracle.diff.driver import run_diff
     from checker.oracle.diff.workers import DiffArgs, model_refs, run_diff_pool
 
     if args.workers > 1:
         refs = model_refs(args.paths, args.random, args.seed)
-        task = DiffArgs(args.against, args.component, args.strict_order, args.repro_dir,
+        task = DiffArgs(args.against, args.component, args.strict_order,
+                        None if repro_dir is None else str(repro_dir),
                         device=args.device)  # fmt: skip
         return run_diff_pool(refs, task, args.workers, progress=bar)
-    repro_dir = Path(args.repro_dir) if args.repro_dir else None
     names = model_names(args.paths)  # unique in the report and as repro names (DIF-15)
     models = [load_model_file(p, n) for p, n in zip(args.paths, names, strict=True)]
     return run_diff(models, args.against, args.component, args.random, args.seed,
@@ -125,20 +132,24 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     with `--fail-on plugin` one blamed on the side under test (DIF-32)."""
     from checker.oracle.campaign.fuzz import CampaignBar, run_campaign
 
-    repro_dir = Path(args.repro_dir) if args.repro_dir else None
-    check_outputs([args.out], folders=[args.repro_dir])
-    with CampaignBar(args.max_models) as bar:
-        campaign = run_campaign(args.minutes, args.seed, Path(args.out), against=args.against,
+    if args.out == "-":  # while it runs, stdout is redirected (what user code prints)
+        raise FxOracleError("fuzz --out: a campaign is written to a file, not to stdout")
+    inputs = plugin_sources(args.against)
+    checked = check_outputs([args.out], folders=[args.repro_dir], inputs=inputs)
+    out, repro_dir = checked.files[0], checked.folders[0]
+    assert out is not None, "fuzz --out has a default"
+    with CampaignBar(args.max_models) as bar, stdout_to_stderr():
+        campaign = run_campaign(args.minutes, args.seed, out.path, against=args.against,
                                 repro_dir=repro_dir, max_models=args.max_models, progress=bar,
                                 workers=args.workers, ray=args.ray,
                                 device=args.device)  # fmt: skip
     ours, theirs = campaign.fxoracle_bugs, campaign.other_blamed
     found = plural(len(campaign.findings), "signature")
-    print(f"{plural(campaign.models, 'model')}, {found} -> {args.out}")
+    _print(f"{plural(campaign.models, 'model')}, {found} -> {args.out}\n")
     if ours:
-        print(f"fxoracle's own bugs (DIF-9): {', '.join(ours)}")
+        _print(f"fxoracle's own bugs (DIF-9): {', '.join(ours)}\n")
     if theirs:
-        print(f"blamed on {campaign.against}: {', '.join(theirs)}")
+        _print(f"blamed on {campaign.against}: {', '.join(theirs)}\n")
     return 1 if ours or (theirs and args.fail_on == "plugin") else 0
 
 
@@ -146,8 +157,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
     from checker.bench import campaign, dedup, detect, regions
 
-    check_outputs([args.json])
-    json_path = Path(args.json) if args.json else None
+    json_out = check_outputs([args.json]).files[0]
+    json_path = None if json_out is None else json_out.path
     print(regions.run(args.sizes, args.repeat, args.kind, args.torch_max, json_path), end="")
     print(dedup.run(args.sizes), end="")
     if args.campaign_models > 0:
@@ -163,24 +174,31 @@ def _run_course(args: argparse.Namespace) -> int:
     from checker.course import catalogue
 
     if args.course_command == "list":
-        print(catalogue.listing(), end="")
+        _print(catalogue.listing())
         return 0
     catalogue.exercise(args.exercise)  # an unknown id is bad input before any work
     if args.file is None and not args.solution:
         raise FxOracleError(f"course check {args.exercise}: give your answer file (or --solution)")
     code = 0
     if args.file is not None:
-        check_outputs([args.json], inputs=[args.file])
+        json_out = check_outputs([args.json], inputs=[args.file]).files[0]
         path = Path(args.file)
-        verdict = catalogue.check_file(args.exercise, path)
+        with stdout_to_stderr():
+            verdict = catalogue.check_file(args.exercise, path)
         if args.json != "-":
-            print(catalogue.render_text(args.exercise, path, verdict), end="")
-        if args.json:
-            write_atomically(args.json, to_json(catalogue.to_json(args.exercise, path, verdict)))
+            _print(catalogue.render_text(args.exercise, path, verdict))
+        if json_out:
+            write_atomically(json_out, to_json(catalogue.to_json(args.exercise, path, verdict)))
         code = 0 if verdict.right else 1
     if args.solution:
-        print(catalogue.solution(args.exercise), end="")
+        _print(catalogue.solution(args.exercise))
     return code
+
+
+def _print(text: str) -> None:
+    """A text report on stdout, user-controlled names in it escaped (FIL-10); a stdout that
+    is closed or full is bad input (exit 2), not a traceback."""
+    write_atomically("-", shown_lines(text))
 
 
 def _note(text: str) -> None:
@@ -189,11 +207,15 @@ def _note(text: str) -> None:
 
 
 def _exit_is_an_error(args: argparse.Namespace) -> int:
-    """`_run`, where a `SystemExit` can only come from a user's code that escaped every guard
-    (a model's forward, a plug-in's method): bad input, one line (FIL-4)."""
+    """`_run`, where a `SystemExit` (or another `BaseException` but Ctrl-C) can only come from
+    a user's code that escaped every guard (a model's forward, a plug-in's method): bad input,
+    one line (FIL-4)."""
     try:
-        return _run(args)
-    except SystemExit as e:
+        with time_limit_set(getattr(args, "time_limit", None)):
+            return _run(args)
+    except (Exception, KeyboardInterrupt):
+        raise
+    except BaseException as e:
         raise FxOracleError(f"{args.command}: user code raised {what_raised(e)}") from e
 
 
@@ -213,8 +235,15 @@ def _quiet(enabled: bool) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `fxoracle` console script."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Entry point of the `fxoracle` console script: as a command (no `argv`) it runs in a
+    supervised child, so no user code can change its exit status (FIL-11)."""
+    if argv is None:
+        return supervised(lambda: _main(sys.argv[1:]))
+    return _main(argv)
+
+
+def _main(argv: Sequence[str]) -> int:
+    argv = list(argv)
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
@@ -223,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FxOracleError as e:
         if debug:
             raise
-        print(f"fxoracle: error: {e}", file=sys.stderr)
+        print(f"fxoracle: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("fxoracle: interrupted", file=sys.stderr)

@@ -13,6 +13,7 @@ import re
 from typing import NoReturn
 
 from checker.io.device import device_arg
+from checker.io.user_code import DEFAULT_TIME_LIMIT_S
 from checker.oracle.sides.sides import COMPONENTS
 from reference.errors import FxOracleError
 
@@ -77,6 +78,24 @@ def _device_option(parser: argparse.ArgumentParser) -> None:
                         "where the example inputs live)")  # fmt: skip
 
 
+def seconds(text: str) -> float:
+    """A finite positive number of seconds (FIL-11)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite positive number of seconds")
+    return value
+
+
+def _time_limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--time-limit", type=seconds, metavar="SECONDS",
+        help=f"the longest one call into user code may run (default {DEFAULT_TIME_LIMIT_S:g})",
+    )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fxoracle", description="Reference dedup pipeline and checker.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -104,6 +123,7 @@ def _verify_parser(sub: Sub[_Parser]) -> None:
     )  # fmt: skip
     _device_option(verify)
     verify.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(verify)
 
 
 def _explain_parser(sub: Sub[_Parser]) -> None:
@@ -114,6 +134,7 @@ def _explain_parser(sub: Sub[_Parser]) -> None:
     explain.add_argument("--html", metavar="PATH", help="draw the regions growing, step by step")
     _device_option(explain)
     explain.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(explain)
 
 
 def _diff_parser(sub: Sub[_Parser]) -> None:
@@ -144,6 +165,7 @@ def _diff_parser(sub: Sub[_Parser]) -> None:
                       help="processes diffing the models (default 1: this process)")  # fmt: skip
     _device_option(diff)
     diff.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(diff)
 
 
 def _fuzz_parser(sub: Sub[_Parser]) -> None:
@@ -172,6 +194,7 @@ def _fuzz_parser(sub: Sub[_Parser]) -> None:
     )  # fmt: skip
     _device_option(fuzz)
     fuzz.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(fuzz)
 
 
 def _bench_parser(sub: Sub[_Parser]) -> None:
@@ -215,5 +238,6 @@ def _course_parser(sub: Sub[_Parser]) -> None:
                        help="print the shipped answer (after checking FILE, if given)")  # fmt: skip
     check.add_argument("--json", metavar="PATH", help="write the verdict as JSON ('-': stdout)")
     check.add_argument("--debug", action="store_true", help="show tracebacks")
+    _time_limit(check)
     listing = what.add_parser("list", help="every exercise and what its answer file defines")
     listing.add_argument("--debug", action="store_true", help="show tracebacks")

@@ -15,8 +15,12 @@ class FxOracleError(Exception):
 
 
 def first_line(e: BaseException) -> str:
-    """The first line of `e`'s message, or `(no message)`."""
-    text = str(e).strip()
+    """The first line of `e`'s message, or `(no message)`; an exception whose `__str__` fails
+    (a user's) is told by that failure, never raises it."""
+    try:
+        text = str(e).strip()
+    except Exception as failed:
+        return f"(its message cannot be read: {type(failed).__name__})"
     return text.splitlines()[0] if text else "(no message)"
 
 

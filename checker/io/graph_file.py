@@ -21,21 +21,16 @@ import torch
 import torch.fx
 
 from checker.io.inputs import is_dynamic
-from checker.io.user_code import user_code
+from checker.io.user_code import existing, user_code
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
 from reference.fx_helpers import example_value
 from reference.key.offline import track_graph
 
+__all__ = ["existing", "is_torch_save", "load_graph_module_file", "load_saved_module"]
+
 SAVED_SUFFIXES = (".pt", ".pth", ".pkl")  # what torch.save and pickle files are called
 SAVED_HOW = '{"gm": GraphModule, "example_inputs": tuple}'
-
-
-def existing(path: str | Path) -> Path:
-    p = Path(path)
-    if not p.is_file():
-        raise FxOracleError(f"{p}: no such file")
-    return p
 
 
 def is_torch_save(p: Path) -> bool:

@@ -9,12 +9,14 @@ placeholder at the recorded shapes (symbolic sizes at their hints).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 import torch.fx
 
+from checker.io.bounds import MAX_ELEMENTS
 from reference.errors import FxOracleError
 from reference.fx_helpers import example_value
 
@@ -30,6 +32,10 @@ def random_like(
     """A seeded random contiguous tensor of `shape` with `meta`'s dtype, requires_grad and
     device (or `device`): normal floats, bools, small non-negative integers (safe as
     indices)."""
+    elements = math.prod(shape)
+    if elements > MAX_ELEMENTS:  # FIL-12: a declared 2^40 x 8 is refused, not allocated
+        raise FxOracleError(f"an input of shape {list(shape)}: {elements} elements (at most "
+                            f"{MAX_ELEMENTS})")  # fmt: skip
     where = meta.device if device is None else device
     if meta.dtype.is_floating_point or meta.dtype.is_complex:
         made = torch.randn(list(shape), dtype=meta.dtype, generator=generator)

@@ -142,6 +142,8 @@ def _top_level_names(p: Path) -> set[str]:
         raise FxOracleError(f"{p}:{e.lineno}: syntax error: {e.msg}") from e
     except (OSError, ValueError) as e:
         raise FxOracleError(f"{p}: cannot read: {describe(e)}") from e
+    except (RecursionError, MemoryError) as e:  # nested deeper than the parser goes
+        raise FxOracleError(f"{p}: cannot parse: {describe(e)}") from e
     names: set[str] = set()
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

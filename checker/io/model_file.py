@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.io.user_code import read_source, shown_name, user_code
+from checker.io.user_code import existing, read_source, shown_name, user_code
 from reference.errors import FxOracleError
 
 
@@ -54,9 +54,7 @@ class Namespace:
 def load_namespace(path: str | Path) -> Namespace:
     """Run any Python file of a user's as `load_model_file` runs a model file (FIL-4) and keep
     all it defines: a course answer file (`fxoracle course check`)."""
-    p = Path(path)
-    if not p.is_file():
-        raise FxOracleError(f"{p}: no such file")
+    p = existing(path)
     source = read_source(p)
     return Namespace(_module_name(p.stem), _run(p.stem, source, str(p)), source)
 

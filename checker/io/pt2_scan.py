@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import builtins
 import io
-import json
 import keyword
 import re
+import shutil
 import tempfile
 import tokenize
 import zipfile
@@ -33,12 +33,14 @@ import sympy
 import torch.utils._sympy.functions as torch_sympy
 from torch.export.pt2_archive import constants as pt2
 
+from checker.io.bounds import bounded_expr, check_members, load_json
 from checker.io.pickle_scan import hostile_globals
 from reference.errors import FxOracleError, describe
 
 OLD_FORMAT = "serialized_exported_program.json"  # torch <= 2.7: its state dict is a pickle
 PICKLED_CONSTANTS = (pt2.CUSTOM_OBJ_FILENAME_PREFIX, pt2.OPAQUE_OBJ_FILENAME_PREFIX)
 PROGRAM = re.compile(r"(?P<root>(?:[^/]+/)?)" + re.escape(pt2.MODELS_DIR) + r"[^/]+\.json")
+COPY_CHUNK = 1 << 20
 NO_OPS = frozenset({".", "[", "]", "{", "}", ":", ";", "@", ":=", "->", "..."})
 
 
@@ -58,11 +60,18 @@ class Archive:
 
 
 def scan(p: Path) -> Archive:
-    """Read `p`'s names and JSON members; `FxOracleError` when it is no `torch.export` archive."""
-    if not zipfile.is_zipfile(p):
+    """Read `p`'s names and JSON members, within bounds (`checker.io.bounds`, FIL-12);
+    `FxOracleError` when it is no `torch.export` archive."""
+    try:
+        with open(p, "rb") as f:
+            zipped = zipfile.is_zipfile(f)
+    except OSError as e:
+        raise FxOracleError(f"{p}: cannot read: {e.strerror or e}") from e
+    if not zipped:
         raise FxOracleError(f"{p}: not a .pt2 archive (not a zip file, or truncated)")
     try:
         with zipfile.ZipFile(p) as archive:
+            check_members(str(p), archive.infolist())
             return _scan(p, archive)
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
         raise FxOracleError(f"{p}: not a .pt2 archive: {describe(e)}") from e
@@ -96,9 +105,21 @@ def _risks(p: Path, member: str, read: Callable[[], bytes]) -> list[str]:
             return _pickled_payloads(member, _json(p, member, read()))
         return [f"{member}: a legacy state dict (a pickle)"] if member.endswith(".pt") else []
     if member.startswith(pt2.MODELS_DIR) and member.endswith(".json"):
-        code = [e for e in _expressions(_json(p, member, read())) if not plain_expr(e)]
-        return [f"{member}: a symbolic size that is code: {e[:60]!r}" for e in code]
+        return _code_in_sizes(p, member, _expressions(_json(p, member, read())))
     return []
+
+
+def _code_in_sizes(p: Path, member: str, expressions: Iterator[str]) -> list[str]:
+    """The symbolic sizes that are code (risks); `FxOracleError` for one that is no code but
+    would compute past the bounds even when trusted (FIL-12)."""
+    code = []
+    for e in expressions:
+        if not plain_expr(e):
+            code.append(f"{member}: a symbolic size that is code: {e[:60]!r}")
+        elif (why := bounded_expr(e)) is not None:
+            raise FxOracleError(f"{p}: {member}: a symbolic size beyond fxoracle's bounds "
+                                f"({why}): {e[:60]!r}")  # fmt: skip
+    return code
 
 
 def _hostile_inputs(member: str, data: bytes) -> list[str]:
@@ -111,10 +132,7 @@ def _hostile_inputs(member: str, data: bytes) -> list[str]:
 
 
 def _json(p: Path, member: str, data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise FxOracleError(f"{p}: cannot load the .pt2: {member} is not JSON ({e})") from e
+    return load_json(f"{p}: cannot load the .pt2: {member}", data)
 
 
 def _pickled_payloads(member: str, config: Any) -> list[str]:
@@ -191,7 +209,10 @@ def safe_copy(p: Path, archive: Archive) -> Iterator[IO[bytes]]:
     with tempfile.TemporaryFile(prefix="fxoracle-pt2-") as copy:
         with zipfile.ZipFile(p) as src, zipfile.ZipFile(copy, "w") as dst:
             for info in src.infolist():
-                skip = info.filename in archive.sample_inputs
-                dst.writestr(info, b"" if skip else src.read(info.filename))
+                if info.filename in archive.sample_inputs:
+                    dst.writestr(info, b"")
+                    continue
+                with src.open(info) as r, dst.open(info, "w", force_zip64=True) as w:
+                    shutil.copyfileobj(r, w, COPY_CHUNK)
         copy.seek(0)
         yield copy

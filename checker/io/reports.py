@@ -1,11 +1,13 @@
 """Writing reports: stable JSON, files never left half-written, and nothing a user has replaced
 (spec chapter 10, FIL-3; README "Exit codes").
 
-A regular file, or the file a symlink names (the link stays), is replaced by renaming a complete,
-fsynced temporary file beside it, `.<name>.<pid>.<random>.fxoracle-tmp`; each write first removes
-those whose process is gone (a run killed mid-write), so none accumulate. A stream (a device, a
-FIFO, `/dev/stdout`, `/dev/fd/N`: `checker.io.out_paths.is_stream`) is written straight, in
-append mode, never replaced. A write that fails (no space, read-only) is `FxOracleError`.
+Every path is resolved by `checker.io.out_paths.resolve` (FIL-9), best once, before any work
+(`check_outputs` gives the resolved `Output`s). A regular file, or the file a symlink names (the
+link stays), is replaced by renaming a complete, fsynced temporary file beside it,
+`.<name>.<pid>.<random>.fxoracle-tmp` (the name cut so the whole fits a file name); each write
+first removes those whose process is gone (a run killed mid-write), so none accumulate. A stream
+(a character device or a FIFO) is written straight, in append mode, never replaced; `-` is
+stdout. A write that fails (no space, read-only, stdout closed) is `FxOracleError`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from checker.io.out_paths import is_stream
+from checker.io.out_paths import Output, resolve
 from reference.errors import FxOracleError
 
 TMP_SUFFIX = ".fxoracle-tmp"
+TMP_STEM = 100  # characters of the report's name in its temporary file's name (NAME_MAX: 255)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -36,21 +39,23 @@ def to_json(data: object) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def write_atomically(path: str | Path, text: str) -> None:
+def write_atomically(path: str | Path | Output, text: str) -> None:
     """Write `text` to `path` ('-' is stdout): a file is replaced whole or not at all, a stream
     is written straight (FIL-3)."""
-    if str(path) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    target = Path(path)
+    out = path if isinstance(path, Output) else resolve(path)
     try:
-        if is_stream(target):
-            _write_straight(target, text)
+        if out.given == "-" and sys.stdout is None:
+            raise FxOracleError("-: cannot write: stdout is closed")
+        if out.given == "-":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        elif out.stream:
+            _write_straight(out.path, text)
         else:
-            _replace(Path(os.path.realpath(target)), text)
-    except OSError as e:
-        raise FxOracleError(f"{path}: cannot write: {e.strerror or e}") from e
+            _replace(out.path, text)
+    except (OSError, ValueError) as e:  # ValueError: stdout closed
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise FxOracleError(f"{out.given}: cannot write: {why}") from e
 
 
 def _write_straight(target: Path, text: str) -> None:
@@ -66,7 +71,7 @@ def _replace(target: Path, text: str) -> None:
     sweep_leftovers(target)
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
     fd, tmp = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=TMP_SUFFIX
+        dir=target.parent, prefix=f".{target.name[:TMP_STEM]}.{os.getpid()}.", suffix=TMP_SUFFIX
     )
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
@@ -83,9 +88,10 @@ def _replace(target: Path, text: str) -> None:
 
 def sweep_leftovers(target: Path) -> list[Path]:
     """Remove the temporary files of `target` whose writing process is gone; returns them."""
-    own = re.compile(re.escape(f".{target.name}.") + r"(\d+)\.[^/]*" + re.escape(TMP_SUFFIX))
+    stem = target.name[:TMP_STEM]
+    own = re.compile(re.escape(f".{stem}.") + r"(\d{1,9})\.[^/]*" + re.escape(TMP_SUFFIX))
     gone = []
-    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*{TMP_SUFFIX}"):
+    for leftover in target.parent.glob(f".{glob.escape(stem)}.*{TMP_SUFFIX}"):
         match = own.fullmatch(leftover.name)
         if match is not None and not _alive(int(match[1])):
             leftover.unlink(missing_ok=True)

@@ -19,7 +19,8 @@ from checker.io.device import device_of, graph_on_device, on_device
 from checker.io.loaders import Note, load_any
 from checker.io.model_file import Model
 from checker.io.reports import plural
-from checker.io.user_code import shown_name
+from checker.io.supervise import doing
+from checker.io.user_code import shown_name, time_limit
 from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
 from checker.proof.verdict import Holds, Verdict, verdict_name
 from checker.tools.checked_pipeline import PipelineResult, Split, run_pipeline
@@ -129,6 +130,7 @@ def run_verify(
     `FxOracleError`. A data file's pickles are read only with `trust_pickles`; `note` hears what
     was done instead (FIL-1)."""
     _progress("load")
+    doing(f"verifying {shown_name(path)}")  # a crash in it is blamed on it (FIL-11)
     t0 = time.perf_counter()
     graph = load_graph(path, dynamic, trust_pickles=trust_pickles, note=note, device=device)
     capture_s = time.perf_counter() - t0
@@ -159,7 +161,8 @@ def load_graph(
     loaded = load_any(path, trust_pickles=trust_pickles, note=note)
     if isinstance(loaded, Model):
         moved = on_device(loaded, device)
-        return capture(moved.model, moved.example_inputs, moved.dynamic or dynamic)
+        with time_limit(f"capturing {loaded.name}"):  # the model runs: FIL-11
+            return capture(moved.model, moved.example_inputs, moved.dynamic or dynamic)
     return graph_on_device(loaded, device)
 
 

@@ -5,13 +5,14 @@ file continued, never written over (DIF-16).
 
 from __future__ import annotations
 
-import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from checker.io.bounds import load_json
 from checker.io.out_paths import is_stream
 from checker.io.reports import write_atomically
 from checker.oracle.campaign.tasks import Outcome, ReproFile
@@ -58,7 +59,7 @@ class Finding:
         divergence = dict(data["divergence"])
         repro = data["repro"]
         return Finding(str(data["signature"]), Kind(divergence["kind"]), str(divergence["wrong"]),
-                       int(data["count"]), str(data["graph"]), divergence, str(data["source"]),
+                       _count(data["count"]), str(data["graph"]), divergence, str(data["source"]),
                        None if repro is None else str(repro), bool(data["fails"]))  # fmt: skip
 
 
@@ -149,9 +150,9 @@ def continued(out: Path, seed: int, side: str, label: str, device: str = "cpu") 
     if not out.exists() or is_stream(out):
         return Campaign(seed, label, side=side, device=device)
     try:
-        data = json.loads(out.read_text(encoding="utf-8"))
+        data = load_json(str(out), out.read_bytes())
         found = _campaign_of(data)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, OverflowError, FxOracleError) as e:
         raise FxOracleError(f"{out}: holds no fxoracle campaign; choose another --out") from e
     if (found.seed, found.side, data["torch"], found.device) != (seed, side, TORCH.version,
                                                                    device):  # fmt: skip
@@ -163,11 +164,29 @@ def continued(out: Path, seed: int, side: str, label: str, device: str = "cpu") 
     return found
 
 
+def _count(value: object) -> int:
+    """A count a campaign file holds: a whole number, not negative (`ValueError`)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{value!r} is not a count")
+    return value
+
+
+def _seconds(value: object) -> float:
+    """A duration a campaign file holds: finite, not negative (`ValueError`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{value!r} is not a number of seconds")
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{value!r} is not a number of seconds")
+    return float(value)
+
+
 def _campaign_of(data: dict[str, Any]) -> Campaign:
     """The campaign a findings file holds (`KeyError`, `TypeError` when it holds none)."""
+    if not isinstance(data["findings"], list):
+        raise TypeError("findings is not a list")
     findings = {f.signature: f for f in map(Finding.of_json, data["findings"])}
-    return Campaign(int(data["seed"]), str(data["against"]), int(data["models"]),
-                    int(data["diverging_models"]), dict(data["by_wrong"]), findings,
+    return Campaign(_count(data["seed"]), str(data["against"]), _count(data["models"]),
+                    _count(data["diverging_models"]), dict(data["by_wrong"]), findings,
                     side=str(data.get("side", data["against"])),
-                    earlier_s=float(data["elapsed_s"]),
+                    earlier_s=_seconds(data["elapsed_s"]),
                     device=str(data.get("device", "cpu")))  # fmt: skip

@@ -32,6 +32,7 @@ from typing import TextIO, TypeVar
 
 import torch
 
+from checker.io.locks import exclusive
 from checker.io.reports import to_json, write_atomically
 from checker.oracle.campaign.findings import Campaign, Progress, continued
 from checker.oracle.campaign.tasks import (
@@ -70,6 +71,23 @@ def run_campaign(
     (`cuda:0`; default: the CPU, where they are made; FIL-8)."""
     if workers is not None and workers < 1:
         raise FxOracleError("fxoracle fuzz: --workers must be at least 1")
+    with exclusive(out, "fxoracle fuzz"):  # one writer: no finding lost (FIL-13)
+        return _run_locked(minutes, seed, out, against, repro_dir, max_models, progress,
+                           workers, ray, device)  # fmt: skip
+
+
+def _run_locked(
+    minutes: float,
+    seed: int,
+    out: Path,
+    against: str,
+    repro_dir: Path | None,
+    max_models: int | None,
+    progress: Progress | None,
+    workers: int | None,
+    ray: str | None,
+    device: torch.device | None,
+) -> Campaign:
     campaign = continued(out, seed, against, sides_for(against).label, str(device or "cpu"))
     deadline = campaign.started + 60.0 * minutes
     plan = Plan(seed, against, out, repro_dir, max_models, deadline, device)

@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 import torch
 import torch.fx
 
+from checker.io.user_code import time_limit
 from checker.oracle.compare.divergence import (
     NO_EVIDENCE,
     Blame,
@@ -69,9 +70,10 @@ class Failure:
 
 
 def attempt(run: Callable[[], T]) -> T | Failure:
-    """`run()`, or the `Failure` it raised."""
+    """`run()`, or the `Failure` it raised (`TimeLimit` past `--time-limit`, FIL-11)."""
     try:
-        return run()
+        with time_limit("the call"):
+            return run()
     except Exception as e:
         return Failure(e)
 

@@ -20,6 +20,7 @@ import torch
 
 from checker.io.device import device_of, on_device
 from checker.io.model_file import Model
+from checker.io.supervise import doing
 from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.compare.divergence import Divergence
 from checker.oracle.compare.known_bugs import classified
@@ -72,6 +73,7 @@ def diff_model(
 ) -> GraphDiff:
     """All chosen components on one model, then a repro per blamed divergence kind, proved by
     `prover` (or one of its own)."""
+    doing(f"diffing {model.name}")  # a crash in it is blamed on it (FIL-11)
     with model_caches_dropped():
         return _diff_model(model, sides, repro_dir, prover)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import as_completed
+from concurrent.futures import BrokenExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ import torch
 
 from checker.io.device import on_device
 from checker.io.model_file import Model, load_model_file, model_names
+from checker.io.user_code import existing
 from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.diff.driver import Progress, diff_model
 from checker.oracle.diff.report import DiffReport, GraphDiff
@@ -62,8 +63,7 @@ def model_refs(paths: Sequence[str], random: int, seed: int) -> list[ModelRef]:
     """The files, then `random` generated models; a path that is no file is bad input now,
     before any worker starts."""
     for p in paths:
-        if not Path(p).is_file():
-            raise FxOracleError(f"{p}: no such file")
+        existing(p)
     files = [ModelRef(p, name=n) for p, n in zip(paths, model_names(paths), strict=True)]
     return files + [ModelRef(None, seed, i) for i in range(random)]
 
@@ -90,11 +90,23 @@ def run_diff_pool(
         pool = Pool[GraphDiff](executor, steals=True)
         for k, ref in enumerate(refs):
             pool.submit(k, diff_ref, ref, args)
-        here = _diff_here_while_queued(pool, progress, interrupted)
-        _report_progress(pool, progress, told=here)
-        graphs = tuple(pool.futures[k].result() for k in range(len(refs)))
+        try:
+            here = _diff_here_while_queued(pool, progress, interrupted)
+            _report_progress(pool, progress, told=here)
+            graphs = tuple(pool.futures[k].result() for k in range(len(refs)))
+        except BrokenExecutor as e:  # a model killed its worker (a segfault): FIL-11
+            raise FxOracleError(_died(refs, pool)) from e
     skipped = skipped_components(sides, args.component)
     return DiffReport(sides.label, sides.components, skipped, graphs)
+
+
+def _died(refs: Sequence[ModelRef], pool: Pool[GraphDiff]) -> str:
+    """Which models a dead worker may have been diffing: those its death left unfinished."""
+    lost = [k for k, f in sorted(pool.futures.items()) if f.done() and f.exception() is not None
+            and isinstance(f.exception(), BrokenExecutor)]  # fmt: skip
+    names = [refs[k].name or refs[k].path or f"random model {refs[k].index}" for k in lost]
+    which = names[0] if len(names) == 1 else f"one of {', '.join(names[:5]) or 'the models'}"
+    return f"a worker process died (a crash in user code?) while diffing {which}"
 
 
 def _diff_here_while_queued(

@@ -50,7 +50,7 @@ def _items(value: object, where: str, wanted: str) -> Sequence[object]:
 
 def _name(value: object, where: str, k: int, known: Collection[str]) -> str:
     name = value.name if isinstance(value, Node) else value
-    if not isinstance(name, str):
+    if type(name) is not str:  # a subclass's own __eq__ or __hash__ would run in the oracle
         raise ContractError(f"{where}[{k}] = {_what(value)}, not a node name")
     if name not in known:
         raise ContractError(f"{where}[{k}] = {name!r}, not a node of the graph")
@@ -96,5 +96,10 @@ def traceback_of(e: BaseException) -> str:
 
 
 def _what(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"a {type(value).__name__}"
+    """`value` as a contract error shows it: its repr, or its type when that is long or
+    raises (a plug-in's object runs no code of its own in the oracle's messages)."""
+    try:
+        text = repr(value) if type(value) in (str, int, float, bool, type(None)) else ""
+    except Exception:
+        text = ""
+    return text if text and len(text) <= 40 else f"a {type(value).__name__}"

@@ -176,3 +176,26 @@ def _folder_of(module: ModuleType) -> Path | None:
         return Path(locations[0]).resolve().parent
     file = getattr(module, "__file__", None)
     return Path(file).resolve().parent if file else None
+
+
+def plugin_sources(spec: str) -> list[Path]:
+    """The files `--against spec` would import, found without running anything: the file of
+    `path/to/file.py:attr`, or the module's file (a package: every `.py` file in it), so no
+    output of the run is ever written over them (FIL-9). None for a built-in side."""
+    source, sep, _ = spec.rpartition(":")
+    if spec in BUILT_IN or not sep or not source:
+        return []
+    if _names_a_file(source):
+        return [Path(source)]
+    search = [os.getcwd(), *sys.path]
+    found = None
+    for part in source.split("."):
+        found = PathFinder.find_spec(part, search)
+        if found is None:
+            return []
+        search = list(found.submodule_search_locations or [])
+    if found is None or found.origin is None:
+        return []
+    if found.submodule_search_locations:
+        return sorted(Path(found.origin).parent.rglob("*.py"))
+    return [Path(found.origin)]
