@@ -3,8 +3,8 @@
 Dynamo leaves nodes whose values nothing reads (an unused `getitem` of `x.shape` whose dimension
 was specialised) for a later clean-up. Such a node is no reason for a region to return a value:
 a *dead* node is a pure call (it writes nothing, draws nothing, switches nothing, fx finds it
-pure) all of whose users are dead. A region's output position needs a live user outside it
-(RPL-3), and replacing a region erases the dead nodes that read it.
+pure), in no region of any group, all of whose users are dead. A region's output position needs
+a live user outside it (RPL-3), and replacing a region erases the dead nodes that read it.
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ from reference.names import INVOKE
 Node = torch.fx.Node
 
 
-def dead_nodes(graph: torch.fx.Graph, db: AliasDB) -> frozenset[Node]:
-    """Every dead node of `graph`: pure calls whose users are all dead (RPL-26)."""
+def dead_nodes(graph: torch.fx.Graph, db: AliasDB, grouped: Iterable[Node] = ()) -> frozenset[Node]:
+    """Every dead node of `graph`: pure calls whose users are all dead (RPL-26). A node of a
+    region (`grouped`) is never dead: a later group may still call it, so no earlier
+    replacement may erase it."""
     dead: set[Node] = set()
+    kept = set(grouped)
     for node in reversed(graph.nodes):
-        if _pure(node, db) and all(u in dead for u in node.users):
+        if node not in kept and _pure(node, db) and all(u in dead for u in node.users):
             dead.add(node)
     return frozenset(dead)
 

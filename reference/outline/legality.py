@@ -66,13 +66,19 @@ class OutlineContext:
     global-state switches (RPL-16), which nodes earlier calls replaced (RPL-17) and the dead
     nodes (RPL-26)."""
 
-    def __init__(self, graph: torch.fx.Graph, db: AliasDB, pinned: Iterable[object]) -> None:
+    def __init__(
+        self,
+        graph: torch.fx.Graph,
+        db: AliasDB,
+        pinned: Iterable[object],
+        grouped: Iterable[Node] = (),
+    ) -> None:
         self.db = db
         targets = tuple(pinned)
         self.pinned = [n for n in graph.nodes if n.target in targets]
         self.pinned_ranks = [db.rank[n] for n in self.pinned]
         self.replaced_by: dict[Node, Node] = {}
-        self.dead = dead_nodes(graph, db)  # read by no live node: no reason for an output
+        self.dead = dead_nodes(graph, db, grouped)  # no reason for an output (RPL-26)
 
     def pin_between(self, nodes: Iterable[Node]) -> Node | None:
         """A pinned switch strictly inside the span of `nodes`, if any (RPL-16)."""

@@ -1,9 +1,10 @@
 """Own: four blocks that read `b, t, c = x.shape` under dynamic shapes; `c` is static, so in
 blocks 2-4 Dynamo leaves `getitem(size, 2)` unused. That dead getitem is no reason for the
 region to return the `Size` (RPL-26): the three regions deduplicate and are proved. torch's pass
-on the same capture returns the dead int from its subgraph, and its eager runtime raises `'int'
-object has no attribute 'requires_grad'` when that graph runs (the oracle blames torch); end to
-end, `torch.compile` gives eager's result."""
+on the same capture returns the dead int from its subgraph (N5: a subgraph returning a plain
+int), and its eager runtime raises `'int' object has no attribute 'requires_grad'` when that
+graph runs (the oracle blames torch); end to end, Dynamo's clean-up drops the dead getitems
+before the pass and `torch.compile` gives eager's result."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from torch import nn
 
 scenario = "own"
 description = "b, t, c = x.shape in 4 blocks, dynamic: the dead getitem is no output (RPL-26)"
-torch_wrong: str | None = None
+torch_wrong: str | None = "N5"
 tracking_only = False
 
 

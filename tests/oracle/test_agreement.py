@@ -16,7 +16,7 @@ from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.compare.meaning import Interner, meaning
 from checker.oracle.sides.impls import ReferenceImpl, TorchImpl
 from checker.proof.check import check_transformation
-from checker.proof.report import DATAFLOW, ORDERING, Report
+from checker.proof.report import DATAFLOW, ORDERING, RUNTIME, Report
 from checker.proof.verdict import Holds, Violated
 from reference.dynamo.capture import Capture, capture
 from tests.support.corpus import corpus_files, load_model_file
@@ -61,6 +61,11 @@ def _only_an_extra_node(report: Report) -> bool:
     return isinstance(verdict, Violated) and verdict.witness.startswith("CHK-3: extra node")
 
 
+def _ok_but_runtime(report: Report) -> bool:
+    """Every obligation but torch's runtime (CHK-17) holds."""
+    return all(isinstance(o.verdict, Holds) for o in report.obligations if o.id != RUNTIME)
+
+
 @pytest.mark.spec("EFF-8", "DIF-3", "CHK-3", "CHK-4")
 def test_eff8_the_checker_and_the_oracle_agree_on_every_model() -> None:
     pairs = 0
@@ -76,6 +81,6 @@ def test_eff8_the_checker_and_the_oracle_agree_on_every_model() -> None:
         if len(judged) == 2:
             interner = Interner()
             a, b = (meaning(j.transformed, interner) for j in judged)
-            if a == b:
-                assert judged[0].report.ok == judged[1].report.ok, name
+            if a == b:  # torch's runtime may reject one of them (CHK-17): a dead int output
+                assert _ok_but_runtime(judged[0].report) == _ok_but_runtime(judged[1].report), name
     assert pairs >= 400
