@@ -24,7 +24,7 @@ from torch.utils._ordered_set import OrderedSet
 
 from reference.effects.node_effects import UNKNOWN_META, WRITES_META
 from reference.effects.observed_writes import node_writes
-from reference.errors import FxOracleError, describe
+from reference.errors import FxOracleError, describe_with_cause
 from reference.graph_copy import copy_graph, copy_graph_module
 from reference.key.keys import ORIGIN_META
 from reference.key.tracker import GraphRegionTracker
@@ -141,7 +141,7 @@ def capture(
             compiled = torch.compile(model, backend=_run_as_is, fullgraph=True, dynamic=dynamic)
             compiled(*fresh_inputs(example_inputs))
     except Exception as e:  # the user's model or Dynamo failed: bad input, one line
-        raise FxOracleError(f"capture failed: {describe(e)}") from e
+        raise FxOracleError(f"capture failed: {describe_with_cause(e)}") from e
     finally:
         torch._dynamo.reset()
         untrack_fakes(shape_envs)
