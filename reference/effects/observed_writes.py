@@ -12,7 +12,7 @@ Python-level functions tells; where that has no entry either, its writes are *un
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
@@ -53,6 +53,15 @@ def node_writes(node: Node, counted: tuple[int, ...]) -> tuple[tuple[int, ...], 
         observed = table_writes(node)
     unknown = observed is None
     return tuple(sorted({*counted, *(observed or ())})), unknown
+
+
+def graph_writes(
+    graph: torch.fx.Graph, counted: Mapping[Node, Iterable[int]]
+) -> dict[Node, tuple[int, ...]]:
+    """Every writing call node of `graph` with its positions (EFF-9): `counted` by the version
+    counters, with what running each node showed."""
+    found = {n: node_writes(n, tuple(counted.get(n, ())))[0] for n in graph.nodes}
+    return {n: p for n, p in found.items() if p and n.op.startswith("call_")}
 
 
 def observed_writes(node: Node) -> tuple[int, ...] | None:

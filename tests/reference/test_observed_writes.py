@@ -107,3 +107,27 @@ def test_chk15_sees_the_running_stats_write_in_torchs_subgraph() -> None:
     assert isinstance(verdict, Violated)
     assert "CHK-15: batch_norm_1 mutates the subgraph's input" in verdict.witness
     assert "running_mean" in verdict.witness
+
+
+@pytest.mark.spec("EFF-9", "RPL-7")
+def test_eff9_the_drop_in_pass_sees_the_running_stats_write() -> None:
+    """Installed as torch's pass (`use_reference`), the reference runs the nodes too: the
+    BatchNorm blocks in train mode reach the backend without a call."""
+    from reference.dynamo.drop_in import use_reference
+
+    model = load_model_file(CORPUS_DIR / "own_batchnorm_train.py")
+    calls: list[int] = []
+
+    def backend(gm: torch.fx.GraphModule, inputs: object) -> object:
+        calls.append(
+            sum(n.target is torch.ops.higher_order.invoke_subgraph for n in gm.graph.nodes)
+        )
+        return gm.forward
+
+    torch._dynamo.reset()
+    try:
+        with use_reference():
+            torch.compile(model.model, backend=backend, fullgraph=True)(*model.example_inputs)
+    finally:
+        torch._dynamo.reset()
+    assert calls == [0]
