@@ -85,11 +85,16 @@ def check_runtime(
         return Unknown(f"CHK-17: the transformed module raised {describe(e)}{where} {label}")
     if probe.problem:
         return Unknown(f"CHK-17: torch's invoke_subgraph runtime {probe.problem} {label}")
+    broken, failure = "", ""
     if trains(transformed, values):
-        rejected = training_problem(*_modules(original, transformed, found), values)
-        if rejected:
-            return Unknown(f"CHK-17: torch's training runtime (AOTAutograd) rejects {rejected}")
-    return Holds(CPU_NOTE if found.on_cpu else "")
+        broken, failure = training_problem(*_modules(original, transformed, found), values)
+    if broken:
+        return Unknown(
+            f"CHK-17: torch's training runtime (AOTAutograd) rejects {broken}: {failure}"
+        )
+    notes = [CPU_NOTE] if found.on_cpu else []
+    notes += [f"torch's training runtime (AOTAutograd) fails: {failure}"] if failure else []
+    return Holds("; ".join(notes))
 
 
 class BodiesRun(torch.fx.Interpreter):

@@ -1,7 +1,8 @@
 """Torch's training runtime (CHK-17, spec chapter 06): a transformed module whose inputs or
 parameters require grad is compiled through AOTAutograd (`aot_module_simplified`, as a compile
 stack such as `aot_eager` does), run forward and backward; what it rejects is named by the
-obligation it breaks.
+obligation it breaks; a failure no obligation explains is torch's own limitation, told in a
+note.
 
 Only a module with an `invoke_subgraph` call is compiled (the transformation's calls are what
 AOTAutograd may reject), and the original is compiled too only when the transformed one fails:
@@ -39,14 +40,14 @@ def trains(module: torch.nn.Module, inputs: Sequence[Any]) -> bool:
 
 def training_problem(
     original: torch.fx.GraphModule, transformed: torch.fx.GraphModule, inputs: Sequence[Any]
-) -> str:
-    """Why torch's training runtime rejects `transformed` and not `original`, naming the
-    obligation, or "" (CHK-17)."""
+) -> tuple[str, str]:
+    """Why torch's training runtime rejects `transformed` and not `original`: (the obligation
+    broken, or "" for a failure no obligation explains, a torch limitation; the failure), or
+    ("", "") when it does not (CHK-17)."""
     failure = compile_and_train(transformed, inputs)
     if not failure or compile_and_train(original, inputs):
-        return ""
-    broken = next((why for words, why in REJECTIONS if words in failure), "")
-    return f"{broken}: {failure}" if broken else failure
+        return "", ""
+    return next((why for words, why in REJECTIONS if words in failure), ""), failure
 
 
 def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> str:
