@@ -6,7 +6,7 @@ CHK-3 uses canonical hashing (hash-consing): a node's class is the interned tupl
 constants, classes of its inputs), computed in graph order with ONE intern table for both
 graphs. Equal classes compute the same value from the same graph inputs. Nodes of one class
 are paired in graph order, a partner in the same global state first; every computing node must
-be paired but dead code (a value that reaches no output and no effect, RPL-26), and the outputs
+be paired but dead code (a value that reaches no output and no effect, RPL-27), and the outputs
 must have equal classes. Global-state switches compute no value:
 they are not paired, and CHK-4 judges them by the state every node runs in. The witness is the
 first unpaired node of the original, with the nearest transformed node and what differs, or the
@@ -109,7 +109,7 @@ _IMPURE = frozenset(qualified_name(f) for f in torch.fx.node._side_effectful_fun
 
 def dead_indices(flat: FlatGraph) -> frozenset[int]:
     """The flat nodes whose value reaches neither an output nor an effect (a write, a draw, a
-    global-state switch, an assert): dead code, which a transformation may drop (RPL-26)."""
+    global-state switch, an assert): dead code, which a transformation may drop (RPL-27)."""
     effects = (i for i, n in enumerate(flat.nodes) if _effect(n))
     stack, live = [*flat.outputs, *effects], set()
     while stack:

@@ -1,4 +1,4 @@
-"""Dead code around regions (spec chapter 03, RPL-26): a node whose value nothing live reads.
+"""Dead code around regions (spec chapter 03, RPL-27): a node whose value nothing live reads.
 
 Dynamo leaves nodes whose values nothing reads (an unused `getitem` of `x.shape` whose dimension
 was specialised) for a later clean-up. Such a node is no reason for a region to return a value:
@@ -22,7 +22,7 @@ Node = torch.fx.Node
 
 
 def dead_nodes(graph: torch.fx.Graph, db: AliasDB, grouped: Iterable[Node] = ()) -> frozenset[Node]:
-    """Every dead node of `graph`: pure calls whose users are all dead (RPL-26). A node of a
+    """Every dead node of `graph`: pure calls whose users are all dead (RPL-27). A node of a
     region (`grouped`) is never dead: a later group may still call it, so no earlier
     replacement may erase it."""
     dead: set[Node] = set()

@@ -64,7 +64,7 @@ Verdict = tuple[Refusal, str] | None  # the first refusal and its detail, or Non
 class OutlineContext:
     """What the checks read besides the region: the alias DB (chapter 09), the pinned
     global-state switches (RPL-16), which nodes earlier calls replaced (RPL-17) and the dead
-    nodes (RPL-26)."""
+    nodes (RPL-27)."""
 
     def __init__(
         self,
@@ -78,7 +78,7 @@ class OutlineContext:
         self.pinned = [n for n in graph.nodes if n.target in targets]
         self.pinned_ranks = [db.rank[n] for n in self.pinned]
         self.replaced_by: dict[Node, Node] = {}
-        self.dead = dead_nodes(graph, db, grouped)  # no reason for an output (RPL-26)
+        self.dead = dead_nodes(graph, db, grouped)  # no reason for an output (RPL-27)
 
     def pin_between(self, nodes: Iterable[Node]) -> Node | None:
         """A pinned switch strictly inside the span of `nodes`, if any (RPL-16)."""

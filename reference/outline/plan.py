@@ -3,7 +3,7 @@
 `plan_outline(group)` decides, as plain data, what the subgraph takes and returns: one input
 slot per class of external-input usages that refer to the same node in *every* region (RPL-2),
 tuple-valued inputs passed as their getitem children (RPL-4), and the union over all regions of
-positions with live external users as outputs (RPL-3, RPL-26). `build_subgraph(region0, plan)`
+positions with live external users as outputs (RPL-3, RPL-27). `build_subgraph(region0, plan)`
 copies the representative region into a new `fx.Graph` with those placeholders and outputs,
 laid out as torch lays them out (RPL-1).
 """
@@ -97,7 +97,7 @@ def output_positions(
     group: Sequence[Sequence[Node]], dead: frozenset[Node] = frozenset()
 ) -> tuple[int, ...]:
     """RPL-3: positions whose node has a user outside its region, in any region, sorted; a
-    `dead` user is none (RPL-26)."""
+    `dead` user is none (RPL-27)."""
     found: set[int] = set()
     for region in group:
         skip = dead | set(region)

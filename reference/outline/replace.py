@@ -1,7 +1,7 @@
 """Replacement: one region becomes one `invoke_subgraph` call (spec chapter 03, RPL-12).
 
 `replace_region(...)` appends the call and its getitems, re-points every external use, erases
-the region and the dead nodes reading it (RPL-26), moves the erased nodes' ordering dependencies
+the region and the dead nodes reading it (RPL-27), moves the erased nodes' ordering dependencies
 onto the call (SRT-9, SRT-10) and updates the alias DB in place (EFF-7). Whether a region may
 be replaced is `legality`'s to say.
 """
@@ -73,7 +73,7 @@ def replace_region(
     _set_call_value(invoke, takeovers)
     flat = {region[i] for i in plan.flattened}
     erased = [n for n in region if n not in flat]
-    erased += dead_readers(erased, context.dead)  # RPL-26: nothing live reads them
+    erased += dead_readers(erased, context.dead)  # RPL-27: nothing live reads them
     for node in reversed(erased):
         if node not in gone:
             graph.erase_node(node)

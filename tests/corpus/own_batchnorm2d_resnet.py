@@ -1,6 +1,6 @@
 """Own: four ResNet-style basic blocks `relu(x + bn2(conv2(relu(bn1(conv1(x))))))` in train
 mode: each BatchNorm2d writes its running statistics (EFF-9). The reference refuses every
-region (RPL-7); torch outlines them (N12)."""
+region (RPL-7); torch outlines them (N14)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import torch
 from torch import nn
 
 scenario = "own"
-description = "ResNet basic block with two BatchNorm2d x4 in train mode: refused (N12)"
-torch_wrong: str | None = "N12"
+description = "ResNet basic block with two BatchNorm2d x4 in train mode: refused (N14)"
+torch_wrong: str | None = "N14"
 tracking_only = False
 
 

@@ -1,7 +1,7 @@
 """Own: four residual blocks `x + relu(BatchNorm1d(Linear(x)))` in train mode. BatchNorm
 updates its running statistics in place without bumping their version counters, and its graph
 target `F.batch_norm` has no schema: only running it shows the write (EFF-9). The reference
-refuses every region (RPL-7); torch outlines them (N12), and AOTAutograd then rejects the
+refuses every region (RPL-7); torch outlines them (N14), and AOTAutograd then rejects the
 subgraph's buffer mutation."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import torch
 from torch import nn
 
 scenario = "own"
-description = "x + relu(BatchNorm1d(Linear(x))) x4 in train mode: running stats written (N12)"
-torch_wrong: str | None = "N12"
+description = "x + relu(BatchNorm1d(Linear(x))) x4 in train mode: running stats written (N14)"
+torch_wrong: str | None = "N14"
 tracking_only = False
 
 

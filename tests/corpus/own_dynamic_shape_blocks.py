@@ -1,6 +1,6 @@
 """Own: four blocks that read `b, t, c = x.shape` under dynamic shapes; `c` is static, so in
 blocks 2-4 Dynamo leaves `getitem(size, 2)` unused. That dead getitem is no reason for the
-region to return the `Size` (RPL-26): the three regions deduplicate and are proved. torch's pass
+region to return the `Size` (RPL-27): the three regions deduplicate and are proved. torch's pass
 on the same capture returns the dead int from its subgraph (N5: a subgraph returning a plain
 int), and its eager runtime raises `'int' object has no attribute 'requires_grad'` when that
 graph runs (the oracle blames torch); end to end, Dynamo's clean-up drops the dead getitems
@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 scenario = "own"
-description = "b, t, c = x.shape in 4 blocks, dynamic: the dead getitem is no output (RPL-26)"
+description = "b, t, c = x.shape in 4 blocks, dynamic: the dead getitem is no output (RPL-27)"
 torch_wrong: str | None = "N5"
 tracking_only = False
 

@@ -1,7 +1,7 @@
 """Own: an optimizer-style step over three parameter groups, each `_foreach_mul_(ps, 0.9)`
 then `_foreach_add_(ps, gs, alpha=-0.1)` and the sum of the result: the `_foreach_*_` ops write
 their list arguments (schema `Tensor(a!)[]`), so the regions holding them are refused (RPL-7).
-torch's pass crashes on the region whose output is the list `_foreach_mul_` returns (N13)."""
+torch's pass crashes on the region whose output is the list `_foreach_mul_` returns (N15)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 scenario = "own"
 description = "_foreach_mul_/_foreach_add_ on three parameter groups: the updates are refused"
-torch_wrong: str | None = "N13"
+torch_wrong: str | None = "N15"
 tracking_only = False
 
 

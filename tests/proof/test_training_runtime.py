@@ -15,7 +15,7 @@ from tests.support.corpus import CORPUS_DIR, capture_with_torch, torch_dedup_gra
 
 @pytest.mark.spec("CHK-17")
 def test_chk17_torchs_batchnorm_subgraph_is_rejected_by_training_naming_rpl7() -> None:
-    """torch's pass outlines the BatchNorm blocks in train mode (N12): the eager runtime runs
+    """torch's pass outlines the BatchNorm blocks in train mode (N14): the eager runtime runs
     them, AOTAutograd rejects the subgraph's buffer write; CHK-17 names RPL-7."""
     path = CORPUS_DIR / "own_batchnorm_train.py"
     found = capture_with_torch(path)

@@ -1,5 +1,5 @@
 """`opt.py` captured with dynamic shapes (`dynamic = True`): the batch and sequence sizes are
-symbols, and the blocks read them from `x.shape`; they deduplicate as in static mode (RPL-26)."""
+symbols, and the blocks read them from `x.shape`; they deduplicate as in static mode (RPL-27)."""
 
 import runpy
 from pathlib import Path

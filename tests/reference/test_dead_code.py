@@ -1,4 +1,4 @@
-"""Dead code around regions (spec chapter 03, RPL-26; chapter 06, CHK-3): a value nothing live
+"""Dead code around regions (spec chapter 03, RPL-27; chapter 06, CHK-3): a value nothing live
 reads is no reason for a region to return it, replacing the region erases it, and the checker
 lets a transformation drop it."""
 
@@ -20,8 +20,8 @@ from reference.pipeline import deduplicate
 from tests.support.corpus import CORPUS_DIR, load_model_file
 
 
-@pytest.mark.spec("RPL-26", "RPL-23")
-def test_rpl26_a_size_only_dead_code_reads_does_not_refuse_the_group() -> None:
+@pytest.mark.spec("RPL-27", "RPL-23")
+def test_rpl27_a_size_only_dead_code_reads_does_not_refuse_the_group() -> None:
     """Blocks reading `b, t, c = x.shape` under dynamic shapes: blocks 2-4 leave
     `getitem(size, 2)` unused. The `Size` is no output (it would be RPL-23), the three regions
     are replaced, the dead getitems are erased with them, and the result is proved."""
@@ -52,7 +52,7 @@ def _graph(dead: bool, live: bool, write: bool) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(torch.nn.Module(), g)
 
 
-@pytest.mark.spec("CHK-3", "RPL-26")
+@pytest.mark.spec("CHK-3", "RPL-27")
 def test_chk3_dropping_dead_code_holds_dropping_anything_else_does_not() -> None:
     original = flatten(_graph(dead=True, live=True, write=True))
     assert dead_indices(original) == frozenset({1})  # sin; the write and its input are live

@@ -52,12 +52,12 @@ class Blocks(torch.nn.Module):
         return (x.reshape(b * n).sin() * 2).reshape(b, n) + 1
 
 
-@pytest.mark.spec("TRK-9", "RPL-26")
+@pytest.mark.spec("TRK-9", "RPL-27")
 def test_trk9_capture_is_the_graph_torch_s_pass_sees() -> None:
     """A dynamic model reading shapes: the captured graph keeps the `size()` accessors torch's
     pass sees (Dynamo's later clean-up would have dropped them at the backend). The reference
     installs the same subgraphs with fewer nodes than torch's raw pass gives: a `Size` that only
-    dead code reads is not returned (RPL-26), where torch returns it."""
+    dead code reads is not returned (RPL-27), where torch returns it."""
     c = capture(Blocks(), (torch.randn(4, 6),), dynamic=True, with_torch_tracker=True)
     assert any(n.target == "size" or "sym_size" in str(n.target) for n in c.gm.graph.nodes)
     ours = c.copy()

@@ -100,7 +100,7 @@ def test_rpl7_writes_no_counter_sees_refuse_every_region(stem: str) -> None:
 
 @pytest.mark.spec("EFF-9", "CHK-15")
 def test_chk15_sees_the_running_stats_write_in_torchs_subgraph() -> None:
-    """torch's pass, reading version counters only, outlines the BatchNorm blocks (N12); the
+    """torch's pass, reading version counters only, outlines the BatchNorm blocks (N14); the
     checker's CHK-15 names the subgraph's write of its running-mean input."""
     gm = torch_dedup_graph(CORPUS_DIR / "own_batchnorm_train.py")
     verdict = check_wellformed(gm)
