@@ -29,6 +29,36 @@ def describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {first_line(e)}"
 
 
+CAUSE_LIMIT = 300  # characters of a cause kept on the one line; longer ones end in "..."
+
+
+def root_cause(e: BaseException) -> BaseException:
+    """The innermost exception `e` was raised from or during (`__cause__`, else `__context__`,
+    even where `from None` hid it: Dynamo hides the user's own error so), or `e` itself."""
+    seen = [e]
+    while True:
+        inner = seen[-1].__cause__ or seen[-1].__context__
+        if inner is None or inner in seen:
+            return seen[-1]
+        seen.append(inner)
+
+
+def describe_with_cause(e: BaseException) -> str:
+    """`describe(e)`, then the root cause's own words when they are not already there (torch's
+    "RuntimeError when making fake tensor call" hides the user's shape mismatch in its cause):
+    `...; cause: RuntimeError: a and b must have same reduction dim ...`. The cause is one
+    line, control characters escaped, shortened past `CAUSE_LIMIT` characters (FIL-4)."""
+    told = describe(e)
+    root = root_cause(e)
+    said = first_line(root)
+    if root is e or said in told:
+        return told
+    cause = f"{type(root).__name__}: {said}".encode("unicode_escape").decode("ascii")
+    if len(cause) > CAUSE_LIMIT:
+        cause = cause[: CAUSE_LIMIT - 3] + "..."
+    return f"{told}; cause: {cause}"
+
+
 def expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
     """`FxOracleError` unless `value` is a `kind` (FIL-6): `what` names the argument."""
     if not isinstance(value, kind):

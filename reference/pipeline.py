@@ -100,7 +100,8 @@ def outline(
     groups one by one in torch's order, then sort once (SRT-1)."""
     db = AliasDB(graph, {n: tuple(sorted(p)) for n, p in writes.items()})  # chapter 09
     deps = ordering_deps(graph, writes, policy, db)  # what the sort must keep (SRT-6..SRT-13)
-    context = OutlineContext(graph, db, pinned_targets(policy))
+    grouped = (n for group in groups for region in group for n in region)
+    context = OutlineContext(graph, db, pinned_targets(policy), grouped)
     outliner = Outliner(graph, installer, context, deps, gate, policy)
     for index, group in enumerate(groups):  # 3. outline
         outliner.outline_group(index, group)

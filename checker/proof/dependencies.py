@@ -6,7 +6,8 @@ CHK-3 uses canonical hashing (hash-consing): a node's class is the interned tupl
 constants, classes of its inputs), computed in graph order with ONE intern table for both
 graphs. Equal classes compute the same value from the same graph inputs. Nodes of one class
 are paired in graph order, a partner in the same global state first; every computing node must
-be paired, and the outputs must have equal classes. Global-state switches compute no value:
+be paired but dead code (a value that reaches no output and no effect, RPL-27), and the outputs
+must have equal classes. Global-state switches compute no value:
 they are not paired, and CHK-4 judges them by the state every node runs in. The witness is the
 first unpaired node of the original, with the nearest transformed node and what differs, or the
 first extra node of the transformed graph.
@@ -30,6 +31,7 @@ from checker.proof.flat import FlatGraph, FlatNode, structural_key
 from checker.proof.flat_render import render, render_parts
 from checker.proof.global_state import check_states, is_switch, states
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from reference.names import qualified_name
 from reference.order.deps import OrderingDeps
 
 
@@ -82,7 +84,9 @@ def _verdict(
     cls: tuple[Sequence[int], Sequence[int]],
 ) -> Verdict:
     nodes, theirs = original.nodes, transformed.nodes
-    lost = next((i for i, n in enumerate(nodes) if i not in pairs and _computes(n)), None)
+    dead = dead_indices(original)
+    unpaired = (i for i, n in enumerate(nodes) if i not in pairs and i not in dead)
+    lost = next((i for i in unpaired if _computes(nodes[i])), None)
     if lost is not None:
         return Violated(f"CHK-3: {_explain(original, transformed, lost, pairs)}")
     taken = set(pairs.values())
@@ -97,6 +101,28 @@ def _verdict(
             found, wanted = transformed.nodes[j].name, original.nodes[i].name
             return Violated(f"CHK-3: output {k} is {found}, which does not compute {wanted}")
     return Holds()
+
+
+# fx's side-effectful functions (asserts, `_check`s): never dead, whatever reads them
+_IMPURE = frozenset(qualified_name(f) for f in torch.fx.node._side_effectful_functions)
+
+
+def dead_indices(flat: FlatGraph) -> frozenset[int]:
+    """The flat nodes whose value reaches neither an output nor an effect (a write, a draw, a
+    global-state switch, an assert): dead code, which a transformation may drop (RPL-27)."""
+    effects = (i for i, n in enumerate(flat.nodes) if _effect(n))
+    stack, live = [*flat.outputs, *effects], set()
+    while stack:
+        i = stack.pop()
+        if i not in live:
+            live.add(i)
+            stack.extend(flat.nodes[i].inputs)
+    return frozenset(range(len(flat.nodes))) - live
+
+
+def _effect(node: FlatNode) -> bool:
+    impure = node.target in _IMPURE or node.op in ("placeholder", "get_attr")
+    return impure or bool(node.writes) or node.draws or is_switch(node)
 
 
 def _computes(node: FlatNode) -> bool:

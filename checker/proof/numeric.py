@@ -8,6 +8,9 @@ the one run-and-compare (`checker.proof.runs`: outputs, inputs after the call, g
 CHK-16 tolerance). CHK-17 runs the transformed module as it is, through torch's runtime, on the
 first input set: a failure there, or other numbers, with CHK-6 holding, is torch's runtime's and
 the verdict is Unknown naming the op; an operand the runtime does not take is CHK-1's (RPL-21).
+Where an input or a parameter requires grad, CHK-17 also compiles the transformed module for
+training (`checker.proof.training`: AOTAutograd, forward and backward) and names the obligation
+a rejection breaks.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from checker.proof.draws import Draws, seeded
 from checker.proof.number_inputs import InputSets, NoInputs
 from checker.proof.on_cpu import moved_to_cpu
 from checker.proof.runs import clone, compare_runs, differ, torch_modes_kept
+from checker.proof.training import training_problem, trains
 from checker.proof.verdict import Holds, Unknown, Verdict
 from reference.errors import describe
 from reference.names import INVOKE
@@ -81,7 +85,16 @@ def check_runtime(
         return Unknown(f"CHK-17: the transformed module raised {describe(e)}{where} {label}")
     if probe.problem:
         return Unknown(f"CHK-17: torch's invoke_subgraph runtime {probe.problem} {label}")
-    return Holds(CPU_NOTE if found.on_cpu else "")
+    broken, failure = "", ""
+    if trains(transformed, values):
+        broken, failure = training_problem(*_modules(original, transformed, found), values)
+    if broken:
+        return Unknown(
+            f"CHK-17: torch's training runtime (AOTAutograd) rejects {broken}: {failure}"
+        )
+    notes = [CPU_NOTE] if found.on_cpu else []
+    notes += [f"torch's training runtime (AOTAutograd) fails: {failure}"] if failure else []
+    return Holds("; ".join(notes))
 
 
 class BodiesRun(torch.fx.Interpreter):

@@ -13,6 +13,9 @@ was computed in (the dtype; TF32 for float32 on CUDA where torch's flags turn it
 scaled by the largest magnitude of the expected tensor (at least 1; on CUDA at least rtol
 scaled); exact for integers and bools; NaN equals NaN. This module is fxoracle's one comparison
 of numbers: the checker's CHK-6 and CHK-17 and the oracle's judge all call `differ`.
+The module's state (tensors its graphs read by `get_attr`: buffers, parameters, constants) is
+read after the call on both sides and put back as it was; `compare_runs` also compares the
+original's state after the call with the transformed module's tensors of the same names.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import contextlib
 import io
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -30,8 +33,10 @@ from torch.utils._pytree import tree_leaves
 
 from checker.io.threads import one_thread
 from checker.proof.draws import seeded
+from checker.proof.graphs import graph_modules
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
 from reference.errors import describe
+from reference.fx_helpers import attribute
 
 # the lines of assert_close's message a witness keeps
 _MESSAGE_LINES = ("Expected", "Absolute difference", "Greatest absolute", "The values for")
@@ -39,18 +44,29 @@ _MESSAGE_LINES = ("Expected", "Absolute difference", "Greatest absolute", "The v
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Ran:
-    """What one run did: its output leaves, its inputs after the call, the grad mode after."""
+    """What one run did: its output leaves, its inputs after the call, the grad mode after, and
+    per state name asked for, the module's tensor of that name after the call (None: none)."""
 
     outputs: list[Any]
     inputs: list[Any]
     grad_mode: bool
+    state: list[torch.Tensor | None] = field(default_factory=list)
+    written: frozenset[str] = frozenset()  # the state names whose values the call changed
 
 
-def run(gm: Callable[..., Any], inputs: Sequence[Any], caller_grad: bool = True) -> Ran | str:
+def run(
+    gm: Callable[..., Any],
+    inputs: Sequence[Any],
+    caller_grad: bool = True,
+    state: Sequence[str] = (),
+) -> Ran | str:
     """`gm` (a module, or any callable) on clones of `inputs`, or the exception's one-line
     description. fx prints a failing module's generated code to stderr; the description keeps
-    one line instead."""
+    one line instead. `state`: names of the module's tensors (`held_tensors`) to read after the
+    call; every one is put back as it was."""
     clones = [clone(v) for v in inputs]
+    held = _named(gm, state)
+    kept = [None if t is None else t.detach().clone() for t in held]
     try:
         with seeded(), contextlib.redirect_stderr(io.StringIO()), one_thread(), \
                 torch_modes_kept():  # fmt: skip
@@ -59,7 +75,50 @@ def run(gm: Callable[..., Any], inputs: Sequence[Any], caller_grad: bool = True)
             after = torch.is_grad_enabled()
     except Exception as e:  # the module under test failed: report, never raise
         return describe(e)
-    return Ran(list(tree_leaves(result)), clones, after)
+    finally:
+        left = [None if t is None else t.detach().clone() for t in held]
+        _put_back(held, kept)
+    written = {n for n, a, b in zip(state, kept, left, strict=True) if _changed(a, b)}
+    return Ran(list(tree_leaves(result)), clones, after, left, frozenset(written))
+
+
+def _changed(before: torch.Tensor | None, after: torch.Tensor | None) -> bool:
+    return before is not None and after is not None and not torch.equal(before, after)
+
+
+def _holder(gm: Callable[..., Any]) -> torch.nn.Module | None:
+    """The module `gm` runs: itself, or the module of an interpreter's bound `run`."""
+    if isinstance(gm, torch.nn.Module):
+        return gm
+    owner = getattr(gm, "__self__", None)
+    return owner.module if isinstance(owner, torch.fx.Interpreter) else None
+
+
+def held_tensors(gm: Callable[..., Any]) -> list[str]:
+    """The names (dotted paths) of the tensors the graphs of `gm`'s module read by `get_attr`,
+    each once, in graph order: the state a run may change besides its inputs (CHK-6)."""
+    module = _holder(gm)
+    if not isinstance(module, torch.fx.GraphModule):
+        return []
+    found: dict[str, None] = {}
+    for prefix, sub in graph_modules(module):
+        for node in sub.graph.find_nodes(op="get_attr"):
+            if isinstance(attribute(sub, str(node.target)), torch.Tensor):
+                found.setdefault(f"{prefix}{node.target}")
+    return list(found)
+
+
+def _named(gm: Callable[..., Any], names: Sequence[str]) -> list[torch.Tensor | None]:
+    module = _holder(gm) if names else None
+    found = [attribute(module, n) if module is not None else None for n in names]
+    return [t if isinstance(t, torch.Tensor) else None for t in found]
+
+
+def _put_back(held: Sequence[torch.Tensor | None], kept: Sequence[torch.Tensor | None]) -> None:
+    with torch.no_grad():
+        for tensor, value in zip(held, kept, strict=True):
+            if tensor is not None and value is not None:
+                tensor.copy_(value)
 
 
 _AUTOCAST_DEVICES = ("cpu", "cuda")
@@ -100,12 +159,14 @@ def compare_runs(
     caller_grad: bool = True,
 ) -> Verdict:
     """Run both; Violated with the first difference (outputs, then inputs after the call, then
-    the grad mode after), Unknown when the original itself fails (CHK-6)."""
+    the original's state after the call, then the grad mode after), Unknown when the original
+    itself fails (CHK-6)."""
     label = f" {label}" if label else ""
-    expected = run(original, inputs, caller_grad)
+    names = held_tensors(original)
+    expected = run(original, inputs, caller_grad, names)
     if isinstance(expected, str):
         return Unknown(f"CHK-6: the original module raised {expected}{label}")
-    found = run(transformed, inputs, caller_grad)
+    found = run(transformed, inputs, caller_grad, names)
     if isinstance(found, str):
         return Violated(f"CHK-6: the transformed module raised {found}{label}")
     pairs = (("output", expected.outputs, found.outputs), ("input", expected.inputs, found.inputs))
@@ -117,10 +178,26 @@ def compare_runs(
             if problem is not None:
                 after = " after the call" if kind == "input" else ""
                 return Violated(f"CHK-6: {kind} {k}{after}{label}: {problem}")
+    for name, a, b in zip(names, expected.state, found.state, strict=True):
+        problem = _state_problem(a, b, name in expected.written)
+        if problem is not None:
+            return Violated(f"CHK-6: state {name} after the call{label}: {problem}")
     if found.grad_mode != expected.grad_mode:
         return Violated(f"CHK-6: grad mode {found.grad_mode} after the call instead of "
                         f"{expected.grad_mode}{label}")  # fmt: skip
     return Holds()
+
+
+def _state_problem(a: torch.Tensor | None, b: torch.Tensor | None, written: bool) -> str | None:
+    """Why the transformed module's state tensor `b` is not the original's `a` after the call:
+    they differ, or the original wrote it and the transformed module holds no such tensor."""
+    if a is not None and b is None:
+        return (
+            "the original writes it; the transformed module holds no such tensor"
+            if written
+            else None
+        )
+    return None if a is None or b is None else differ(a, b)
 
 
 def clone(value: Any) -> Any:

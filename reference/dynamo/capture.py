@@ -22,8 +22,9 @@ import torch._dynamo
 import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
-from reference.effects.node_effects import WRITES_META
-from reference.errors import FxOracleError, describe
+from reference.effects.node_effects import UNKNOWN_META, WRITES_META
+from reference.effects.observed_writes import node_writes
+from reference.errors import FxOracleError, describe_with_cause
 from reference.graph_copy import copy_graph, copy_graph_module
 from reference.key.keys import ORIGIN_META
 from reference.key.tracker import GraphRegionTracker
@@ -140,7 +141,7 @@ def capture(
             compiled = torch.compile(model, backend=_run_as_is, fullgraph=True, dynamic=dynamic)
             compiled(*fresh_inputs(example_inputs))
     except Exception as e:  # the user's model or Dynamo failed: bad input, one line
-        raise FxOracleError(f"capture failed: {describe(e)}") from e
+        raise FxOracleError(f"capture failed: {describe_with_cause(e)}") from e
     finally:
         torch._dynamo.reset()
         untrack_fakes(shape_envs)
@@ -182,16 +183,23 @@ def _recorded(out: Any, dynamic: bool) -> Capture:
         theirs = remap_torch_tracker(tracker.torch, found.nodes)
     ours = tracker.remapped(found.nodes)
     record_writes(found.gm.graph, ours.node_to_mutated_arg_positions)
+    for node in found.gm.graph.nodes:  # what running it showed, for the pass too (EFF-9)
+        for position in node.meta.get(WRITES_META, ()):
+            ours.add_node_mutation(node, position)
     record_origins(found.gm.graph, ours)
     return Capture(found.gm, ours, inputs, dynamic, theirs)
 
 
 def record_writes(graph: torch.fx.Graph, seen: Mapping[Node, Iterable[int]]) -> None:
-    """Store on every call node the positions the version counters saw it write, none
-    included, so that the graph tells its own writes to every later reader (EFF-1)."""
+    """Store on every call node the positions it writes, none included, so that the graph tells
+    its own writes to every later reader (EFF-1): what the version counters saw (`seen`) and
+    what running it on fakes showed (EFF-9), and whether that was unknown."""
     for node in graph.nodes:
         if node.op.startswith("call_"):
-            node.meta[WRITES_META] = tuple(sorted(set(seen.get(node, ()))))
+            positions, unknown = node_writes(node, tuple(seen.get(node, ())))
+            node.meta[WRITES_META] = positions
+            if unknown:
+                node.meta[UNKNOWN_META] = True
 
 
 def record_origins(graph: torch.fx.Graph, tracker: GraphRegionTracker) -> None:

@@ -32,6 +32,7 @@ import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
 from reference.dynamo.capture import dynamo_pass, dynamo_tracker
+from reference.effects.observed_writes import graph_writes
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
 from reference.key.offline import track_graph
@@ -72,7 +73,7 @@ def deduplicate_output_graph(output_graph: Any, *, policy: Policy = RIGHT) -> De
     if not isinstance(tracker, GraphRegionTracker):
         tracker = track_graph(graph)  # torch's tracker: key the graph from its metadata
     groups = search_regions(graph, tracker.buckets()).region_groups()
-    writes = tracker.node_to_mutated_arg_positions
+    writes = graph_writes(graph, tracker.node_to_mutated_arg_positions)  # EFF-9
     return outline(graph, _OutputGraphInstaller(output_graph), groups, writes, policy=policy)
 
 

@@ -8,9 +8,9 @@ relative to the node's flat node arguments (`flat_node_args`), so the same facts
 wherever its graph is inlined.
 
 - writes (EFF-1): the flat argument positions the node updates in place. Live capture records
-  what version counters saw (`WRITES_META` on the node); otherwise the op tells: a schema's
-  `Tensor(a!)`, a method whose name ends in `_`, `setitem` and the in-place operators,
-  `inplace=True`, `out=`.
+  what version counters saw and running the node on fakes showed (`WRITES_META` on the node,
+  EFF-9); otherwise the op tells: a schema's `Tensor(a!)`, a method whose name ends in `_`,
+  `setitem` and the in-place operators, `inplace=True`, `out=`, the reviewed tables.
 - aliases (EFF-2): per tensor leaf of the node's value, the argument leaves whose storage it
   shares, from example values; a value whose storage cannot be read may share any argument's;
   without an example value, a schema's `Tensor(a)` or a view method's name says so.
@@ -33,12 +33,14 @@ from torch._functorch import predispatch
 from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.multiprocessing.reductions import StorageWeakRef
 
+from reference.effects.write_tables import in_tables, table_writes
 from reference.fx_helpers import attribute, example_value, flat_node_args
 from reference.names import INVOKE, qualified_name
 
 Node = torch.fx.Node
 LeafRef = tuple[int, int]  # (flat argument position, leaf of that argument's value)
-WRITES_META = "fxoracle_writes"  # positions live capture saw written (version counters)
+WRITES_META = "fxoracle_writes"  # positions live capture saw written (EFF-1, EFF-9)
+UNKNOWN_META = "fxoracle_writes_unknown"  # capture could not run the node or look it up (EFF-9)
 
 _INPLACE_OPERATORS: frozenset[Callable[..., object]] = frozenset(
     {
@@ -71,14 +73,21 @@ def recorded_writes(graph: torch.fx.Graph) -> dict[Node, tuple[int, ...]]:
 def target_may_write(target: Any) -> bool:
     """Whether a node with this target may write an argument whatever its keyword arguments
     (`WRITING_KWARGS` aside): `declared_writes` is `()` for every node of any other target."""
-    if _written_schema_args(target) or target in _INPLACE_OPERATORS:
+    if _written_schema_args(target) or target in _INPLACE_OPERATORS or in_tables(target):
         return True
     name = target if isinstance(target, str) else qualified_name(target)
     return _is_inplace_name(name.rsplit(".", 1)[-1])
 
 
 def declared_writes(node: Node) -> tuple[int, ...]:
-    """Positions in `flat_node_args(node)` the op declares it writes, increasing (EFF-1)."""
+    """Positions in `flat_node_args(node)` the op declares it writes, increasing (EFF-1), with
+    what the reviewed tables say of ops and functions that write undeclared (EFF-9)."""
+    listed = table_writes(node)
+    declared = _schema_writes(node)
+    return tuple(sorted({*declared, *listed})) if listed else declared
+
+
+def _schema_writes(node: Node) -> tuple[int, ...]:
     written = _written_schema_args(node.target) | {"out"}
     writes_first = _writes_first(node)
     if not writes_first and written.isdisjoint(node.kwargs) and len(written) == 1:

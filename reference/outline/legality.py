@@ -26,6 +26,7 @@ from reference.fx_helpers import example_value, flat_node_args
 from reference.key.keys import functorch_kind
 from reference.names import INVOKE
 from reference.outline.bodies import same_body
+from reference.outline.dead import dead_nodes
 from reference.outline.plan import OutlinePlan, external_usages, is_tuple_node, operands, usage_node
 
 Node = torch.fx.Node
@@ -62,14 +63,22 @@ Verdict = tuple[Refusal, str] | None  # the first refusal and its detail, or Non
 
 class OutlineContext:
     """What the checks read besides the region: the alias DB (chapter 09), the pinned
-    global-state switches (RPL-16) and which nodes earlier calls replaced (RPL-17)."""
+    global-state switches (RPL-16), which nodes earlier calls replaced (RPL-17) and the dead
+    nodes (RPL-27)."""
 
-    def __init__(self, graph: torch.fx.Graph, db: AliasDB, pinned: Iterable[object]) -> None:
+    def __init__(
+        self,
+        graph: torch.fx.Graph,
+        db: AliasDB,
+        pinned: Iterable[object],
+        grouped: Iterable[Node] = (),
+    ) -> None:
         self.db = db
         targets = tuple(pinned)
         self.pinned = [n for n in graph.nodes if n.target in targets]
         self.pinned_ranks = [db.rank[n] for n in self.pinned]
         self.replaced_by: dict[Node, Node] = {}
+        self.dead = dead_nodes(graph, db, grouped)  # no reason for an output (RPL-27)
 
     def pin_between(self, nodes: Iterable[Node]) -> Node | None:
         """A pinned switch strictly inside the span of `nodes`, if any (RPL-16)."""

@@ -139,7 +139,7 @@ class Outliner:
         the subgraph, replace every accepted region by a call."""
         if self._taken_over(index, 0, group[0]):
             return  # RPL-17: the representative is gone, so is the subgraph it defines
-        plan = plan_outline(group)
+        plan = plan_outline(group, self.context.dead)
         if self._group_refused(index, group, plan):
             return  # RPL-5, RPL-23, RPL-11: nothing is installed for such a group
         accepted = self._accepted(index, group, plan)

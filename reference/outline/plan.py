@@ -3,9 +3,9 @@
 `plan_outline(group)` decides, as plain data, what the subgraph takes and returns: one input
 slot per class of external-input usages that refer to the same node in *every* region (RPL-2),
 tuple-valued inputs passed as their getitem children (RPL-4), and the union over all regions of
-positions with external users as outputs (RPL-3). `build_subgraph(region0, plan)` copies the
-representative region into a new `fx.Graph` with those placeholders and outputs, laid out as
-torch lays them out (RPL-1).
+positions with live external users as outputs (RPL-3, RPL-27). `build_subgraph(region0, plan)`
+copies the representative region into a new `fx.Graph` with those placeholders and outputs,
+laid out as torch lays them out (RPL-1).
 """
 
 from __future__ import annotations
@@ -93,16 +93,21 @@ def operands(region: Sequence[Node], plan: OutlinePlan) -> list[Node]:
     return found
 
 
-def output_positions(group: Sequence[Sequence[Node]]) -> tuple[int, ...]:
-    """RPL-3: positions whose node has a user outside its region, in any region, sorted."""
+def output_positions(
+    group: Sequence[Sequence[Node]], dead: frozenset[Node] = frozenset()
+) -> tuple[int, ...]:
+    """RPL-3: positions whose node has a user outside its region, in any region, sorted; a
+    `dead` user is none (RPL-27)."""
     found: set[int] = set()
     for region in group:
-        inside = set(region)
-        found.update(p for p, n in enumerate(region) if any(u not in inside for u in n.users))
+        skip = dead | set(region)
+        found.update(p for p, n in enumerate(region) if any(u not in skip for u in n.users))
     return tuple(sorted(found))
 
 
-def plan_outline(group: Sequence[Sequence[Node]]) -> OutlinePlan:
+def plan_outline(
+    group: Sequence[Sequence[Node]], dead: frozenset[Node] = frozenset()
+) -> OutlinePlan:
     """Slots and outputs of a group's subgraph; `group[0]` is the representative (RPL-2).
 
     Usages of one node of region 0 share a slot only when they also share a node in every
@@ -122,7 +127,7 @@ def plan_outline(group: Sequence[Sequence[Node]]) -> OutlinePlan:
         for u in usages:
             classes.setdefault(tuple(usage_node(r, u) for r in group), []).append(u)
         slots.extend(InputSlot(tuple(c)) for c in classes.values())
-    return OutlinePlan(tuple(slots), output_positions(group))
+    return OutlinePlan(tuple(slots), output_positions(group, dead))
 
 
 def _getitem_children(node: Node) -> list[Node]:

@@ -1,8 +1,9 @@
 """Replacement: one region becomes one `invoke_subgraph` call (spec chapter 03, RPL-12).
 
 `replace_region(...)` appends the call and its getitems, re-points every external use, erases
-the region, moves the erased nodes' ordering dependencies onto the call (SRT-9, SRT-10) and
-updates the alias DB in place (EFF-7). Whether a region may be replaced is `legality`'s to say.
+the region and the dead nodes reading it (RPL-27), moves the erased nodes' ordering dependencies
+onto the call (SRT-9, SRT-10) and updates the alias DB in place (EFF-7). Whether a region may
+be replaced is `legality`'s to say.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch.fx
 from reference.fx_helpers import example_value
 from reference.names import INVOKE
 from reference.order.deps import OrderingDeps
+from reference.outline.dead import dead_readers
 from reference.outline.legality import OutlineContext, getitem_users
 from reference.outline.plan import (
     OutlinePlan,
@@ -71,6 +73,7 @@ def replace_region(
     _set_call_value(invoke, takeovers)
     flat = {region[i] for i in plan.flattened}
     erased = [n for n in region if n not in flat]
+    erased += dead_readers(erased, context.dead)  # RPL-27: nothing live reads them
     for node in reversed(erased):
         if node not in gone:
             graph.erase_node(node)

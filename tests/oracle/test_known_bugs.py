@@ -43,6 +43,8 @@ def _divergence(
         ("b3_shared_input", Component.DEDUP, "B3"),
         ("own_inplace_inside", Component.DEDUP, "B13"),
         ("own_autograd_function", Component.DEDUP, "N3"),
+        ("own_batchnorm_train", Component.DEDUP, "N14"),
+        ("own_foreach_updates", Component.DEDUP, "N15"),
     ],
 )
 def test_dif11_corpus_bugs_are_named(stem: str, component: Component, bug: str) -> None:

@@ -29,7 +29,12 @@ pytestmark = pytest.mark.torch_diff
 SCENARIO = re.compile(r"^(T([1-9]|1[01])|D([1-6]|1[5-8])|B[1-4]|A([1-9]|10)|own)$")
 # B13 (provisional, not in the behaviour doc): see corpus/own_inplace_inside.py
 WRONG_RESULT_BUGS = ("B1", "B2", "B3", "B13", "SRT-10", "N9", "N4", "N12")
-CRASH_BUGS = ("N1", "N3", "N10", "N11")  # torch.compile with dedup raises (specs/findings.md)
+CRASH_BUGS = ("N1", "N3", "N10", "N11", "N15")  # torch.compile with dedup raises (findings.md)
+# End to end, torch.compile gives eager's result: N14 (the subgraph updates the running stats in
+# place; training compilation fails, tests/proof/test_training_runtime.py) and N5 on
+# own_dynamic_shape_blocks (Dynamo drops the dead getitems before the pass end to end; on the
+# capture, torch's subgraph returns the dead int)
+END_TO_END_RIGHT = ("N14", "N5")
 # N10 and N11 fail torch's own sort (an AssertionError) or, on 2.15.0, an erasure (a
 # RuntimeError); N11's later-group form raises a TypeError when the compiled graph runs
 CRASHES = (torch._dynamo.exc.InternalTorchDynamoError, AssertionError, RuntimeError, TypeError)
@@ -52,7 +57,8 @@ def test_every_corpus_file_is_well_formed_and_listed() -> None:
         model_file = load_model_file(path)
         assert SCENARIO.match(model_file.scenario), path.name
         assert model_file.description, path.name
-        assert model_file.torch_wrong in (None, "B4", *WRONG_RESULT_BUGS, *CRASH_BUGS), path.name
+        known = (None, "B4", *WRONG_RESULT_BUGS, *CRASH_BUGS, *END_TO_END_RIGHT)
+        assert model_file.torch_wrong in known, path.name
         assert model_file.device in ("cpu", "cuda"), path.name
         assert f"`{path.name}`" in readme, f"{path.name} missing from README.md"
     assert sum(load_model_file(p).scenario == "own" for p in files) >= 12

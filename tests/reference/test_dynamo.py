@@ -52,11 +52,12 @@ class Blocks(torch.nn.Module):
         return (x.reshape(b * n).sin() * 2).reshape(b, n) + 1
 
 
-@pytest.mark.spec("TRK-9")
+@pytest.mark.spec("TRK-9", "RPL-27")
 def test_trk9_capture_is_the_graph_torch_s_pass_sees() -> None:
     """A dynamic model reading shapes: the captured graph keeps the `size()` accessors torch's
-    pass sees, and the reference's subgraph has exactly as many nodes as torch's raw pass gives
-    (Dynamo's later clean-up would have dropped them at the backend)."""
+    pass sees (Dynamo's later clean-up would have dropped them at the backend). The reference
+    installs the same subgraphs with fewer nodes than torch's raw pass gives: a `Size` that only
+    dead code reads is not returned (RPL-27), where torch returns it."""
     c = capture(Blocks(), (torch.randn(4, 6),), dynamic=True, with_torch_tracker=True)
     assert any(n.target == "size" or "sym_size" in str(n.target) for n in c.gm.graph.nodes)
     ours = c.copy()
@@ -71,7 +72,8 @@ def test_trk9_capture_is_the_graph_torch_s_pass_sees() -> None:
         for n in theirs.transformed.graph.nodes
         if n.op == "get_attr"
     }
-    assert sizes == their_sizes and sizes  # same subgraphs, same node counts
+    assert sizes.keys() == their_sizes.keys() and sizes  # the same subgraphs
+    assert all(sizes[k] < their_sizes[k] for k in sizes)  # measured: 12 nodes against 16
     assert len(c.example_inputs) == len(c.gm.graph.find_nodes(op="placeholder"))
 
 

@@ -83,6 +83,12 @@ def _refused(invariant: str) -> Matches:
     return lambda d: d.evidence.refusals[:1] == (invariant,)
 
 
+def _unseen_write(d: Divergence) -> bool:
+    """The reference refused a region for a write of an input (RPL-7) that the other side
+    outlined into a subgraph: a write its version counters did not see (EFF-9)."""
+    return d.kind is Kind.GRAPH and _refused("RPL-7")(d)
+
+
 def _taken_over(d: Divergence) -> bool:
     """The reference refused a region because an earlier call had replaced one of its nodes
     (RPL-17), and the other side's pass crashed or its graph failed when run."""
@@ -167,6 +173,11 @@ CATALOGUE: tuple[KnownBug, ...] = (
              _refused("RPL-9")),
     KnownBug("N9", "writes are ordered against direct users only: a read of a view crosses them",
              Component.DEDUP, _torch_rule("order_aliases")),
+    KnownBug("N14", "a write no version counter sees (batch_norm's running statistics)",
+             Component.DEDUP, _unseen_write, known_in=("2.13.0",)),
+    KnownBug("N15", "a region output whose value is a list (a `_foreach_*_` op's)",
+             Component.DEDUP, _raised("expected example_value to not be a list", kind=Kind.CRASH),
+             known_in=("2.13.0",)),
     KnownBug("N11", "a region holding a getitem of a tuple an earlier call replaced",
              Component.DEDUP, _taken_over),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",

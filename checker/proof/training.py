@@ -1,0 +1,76 @@
+"""Torch's training runtime (CHK-17, spec chapter 06): a transformed module whose inputs or
+parameters require grad is compiled through AOTAutograd (`aot_module_simplified`, as a compile
+stack such as `aot_eager` does), run forward and backward; what it rejects is named by the
+obligation it breaks; a failure no obligation explains is torch's own limitation, told in a
+note.
+
+Only a module with an `invoke_subgraph` call is compiled (the transformation's calls are what
+AOTAutograd may reject), and the original is compiled too only when the transformed one fails:
+a failure both share is not the transformation's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.fx
+from torch.utils._pytree import tree_leaves
+
+from checker.io.threads import one_thread
+from checker.proof.runs import clone, torch_modes_kept
+from reference.errors import describe
+
+# what AOTAutograd's invoke_subgraph rule says, and the obligation a transformation broke
+REJECTIONS: tuple[tuple[str, str], ...] = (
+    ("in-place input or buffer mutations", "a subgraph writes an operand (RPL-7, CHK-15)"),
+    ("might be aliasing the input or the output", "a subgraph's operands or results alias (RPL-8)"),
+    ("only contains tensors or None", "a subgraph returns a value that is not a tensor (RPL-23)"),
+)
+
+
+def trains(module: torch.nn.Module, inputs: Sequence[Any]) -> bool:
+    """Whether a training compile applies: an input or a parameter requires grad."""
+    found = any(isinstance(v, torch.Tensor) and v.requires_grad for v in inputs)
+    return found or any(p.requires_grad for p in module.parameters())
+
+
+def training_problem(
+    original: torch.fx.GraphModule, transformed: torch.fx.GraphModule, inputs: Sequence[Any]
+) -> tuple[str, str]:
+    """Why torch's training runtime rejects `transformed` and not `original`: (the obligation
+    broken, or "" for a failure no obligation explains, a torch limitation; the failure), or
+    ("", "") when it does not (CHK-17)."""
+    failure = compile_and_train(transformed, inputs)
+    if not failure or compile_and_train(original, inputs):
+        return "", ""
+    return next((why for words, why in REJECTIONS if words in failure), ""), failure
+
+
+def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> str:
+    """`module` through `aot_module_simplified` with no-op compilers, forward, then backward of
+    every output that requires grad: "" when it all runs, else the one-line description."""
+    from torch._functorch._aot_autograd.utils import make_boxed_func
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    def keep(gm: torch.fx.GraphModule, example_inputs: Sequence[object]) -> Any:
+        return make_boxed_func(gm.forward)
+
+    values = [clone(v) for v in inputs]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), one_thread(), torch_modes_kept():
+            torch.set_grad_enabled(True)
+            compiled = aot_module_simplified(module, values, fw_compiler=keep, bw_compiler=keep)
+            outputs = [t for t in tree_leaves(compiled(*values)) if _differentiable(t)]
+            if outputs:
+                torch.autograd.backward(outputs, [torch.ones_like(t) for t in outputs])
+    except Exception as e:  # torch's training runtime failed: the verdict names it
+        return describe(e)
+    return ""
+
+
+def _differentiable(value: object) -> bool:
+    return isinstance(value, torch.Tensor) and value.requires_grad
