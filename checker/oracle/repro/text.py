@@ -12,6 +12,7 @@ directory with that directory put on `sys.path`; one header line says how.
 
 from __future__ import annotations
 
+import re
 from typing import Any, assert_never
 
 import torch
@@ -23,7 +24,7 @@ from checker.oracle.sides.cases import parse_split_case, partition_ids, sort_inp
 from checker.oracle.sides.impls import TorchImpl, TorchSimpleImpl
 from checker.oracle.sides.loading import Against, Origin
 from checker.oracle.sides.sides import Component, Sides
-from reference.torch_version import TORCH
+from reference.torch_version import TORCH, mirrored_series, unmirrored
 
 
 def _is_torch(sides: Sides, d: Divergence) -> bool:
@@ -35,11 +36,28 @@ def model_repro(source: str, d: Divergence, sides: Sides) -> str:
     """The model's source, then a `__main__` block that fails on the wrong side."""
     head = f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind}, wrong: {d.wrong}\n"
     head += f"# {d.detail[:300]}\n"
+    futures = "".join(_FUTURE.findall(source))  # must stay the first statements
+    head, source = head + futures + version_guard(), _FUTURE.sub("", source)
     if not _is_torch(sides, d):
         main = _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
         return head + _loaded_line(sides.against) + source + main
     main = _TORCH_DEDUP_MAIN if d.component is Component.DEDUP else _TORCH_TRACKER_MAIN
     return head + source + _HELPERS + main
+
+
+_FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
+
+
+def version_guard() -> str:
+    """The repro's first statements (FIL-8): on a torch fxoracle does not mirror, the one line
+    fxoracle itself would print, and exit 2, before the model or torch's internals are read."""
+    message = unmirrored("{_torch.__version__}")
+    return (
+        "import sys as _sys\n\nimport torch as _torch\n\n"
+        f"if tuple(int(n) for n in _torch.__version__.split('.')[:2]) not in {mirrored_series()!r}:\n"
+        f"    print(f{('fxoracle repro: ' + message)!r}, file=_sys.stderr)\n"
+        "    _sys.exit(2)\n\n"
+    )
 
 
 _HELPERS = """
@@ -149,7 +167,7 @@ def graph_repro(
     head = (
         f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind} [{d.case}], wrong: {d.wrong}\n"
     )
-    head += f"# {d.detail[:300]}\n"
+    head += f"# {d.detail[:300]}\n" + version_guard()
     imports = "import builtins\nimport operator\n\nimport torch\n\n"
     if not _is_torch(sides, d):
         template = _ORACLE_SORT_MAIN if d.component is Component.SORT else _ORACLE_SPLIT_MAIN
