@@ -19,6 +19,8 @@ follow is one field of `Behaviour`, read once from `torch.__version__`:
   order is the same as 2.13's.
 - `split_attrs_last` (SPL-4): from 2.13 `split_module` puts a partition's nn.Module get_attrs
   after all its placeholders; 2.11 and 2.12 keep them in input order, among the placeholders.
+- `split_module_simple` (DIF-1): torch's `split_module_simple` (`--against torch-simple`) is
+  new in 2.13.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Behaviour:
     hop_runs_body_eagerly: bool
     linear_sort: bool
     split_attrs_last: bool
+    split_module_simple: bool
 
     @property
     def label(self) -> str:
@@ -86,6 +89,7 @@ def behaviour_of(version: str) -> Behaviour:
         hop_runs_body_eagerly=found >= (2, 14, 0),
         linear_sort=found >= (2, 15, 0),
         split_attrs_last=found >= (2, 13, 0),
+        split_module_simple=found >= (2, 13, 0),
     )
 
 

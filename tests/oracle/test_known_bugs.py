@@ -134,3 +134,27 @@ def test_dif11_nested_jagged_blocks_name_n8_in_dedup_and_b9_in_every_split_case(
         (Component.SPLIT, "B9"),
     }, [d.detail for d in found]
     assert all(d.wrong == "torch" for d in found)
+
+
+@pytest.mark.spec("DIF-11")
+def test_dif11_torch_s_bare_sort_assertion_is_n10_by_the_function_that_raised_it() -> None:
+    """torch 2.11 and 2.12 assert the sort's result without a message; the evidence names the
+    function that raised, and N10 is recognised from it as from 2.13's message."""
+
+    def _stable_topological_sort() -> None:
+        raise AssertionError  # what 2.11's bare `assert` raises (pytest rewrites one here)
+
+    with pytest.raises(AssertionError) as failed:
+        _stable_topological_sort()
+    raised = Raised.of(failed.value)
+    assert raised == Raised("AssertionError", "(no message) in _stable_topological_sort")
+    for evidence in (
+        Evidence(raised=raised),
+        Evidence(raised=Raised("AssertionError", "(no message)")),
+    ):
+        crash = _divergence(Component.DEDUP, Kind.CRASH, "the pass crashed", evidence)
+        found = identify(crash)
+        assert (found.id if found else None) == ("N10" if evidence.raised == raised else None)
+    message = Raised("AssertionError", "stable topological sort failed")
+    bug = identify(_divergence(Component.DEDUP, Kind.CRASH, "", Evidence(raised=message)))
+    assert bug is not None and bug.id == "N10"

@@ -54,7 +54,8 @@ def version_guard() -> str:
     message = unmirrored("{_torch.__version__}")
     return (
         "import sys as _sys\n\nimport torch as _torch\n\n"
-        f"if tuple(int(n) for n in _torch.__version__.split('.')[:2]) not in {mirrored_series()!r}:\n"
+        "if tuple(int(n) for n in _torch.__version__.split('.')[:2]) not in "
+        f"{mirrored_series()!r}:\n"
         f"    print(f{('fxoracle repro: ' + message)!r}, file=_sys.stderr)\n"
         "    _sys.exit(2)\n\n"
     )
@@ -214,7 +215,8 @@ def _split_main(gm: torch.fx.GraphModule, d: Divergence, sides: Sides) -> str:
         else "split_module(gm, None, dict(zip(calls, parts)).__getitem__, "
         "keep_original_order=KEEP, partition_affix=AFFIX)"
     )
-    return _SPLIT_MAIN.format(case.keep_original_order, case.affix, parts, call)
+    splitter = call.split("(", 1)[0]  # torch 2.11 and 2.12 have no split_module_simple
+    return _SPLIT_MAIN.format(case.keep_original_order, case.affix, parts, call, splitter)
 
 
 _SPLIT_MAIN = """
@@ -236,7 +238,7 @@ def _run(module, grad_inputs, caller_grad):
 
 
 if __name__ == "__main__":  # torch's split_module crashes or changes the result
-    from torch.fx.passes.split_module import split_module, split_module_simple
+    from torch.fx.passes.split_module import {4}
 
     try:
         split = {3}
