@@ -20,7 +20,8 @@ follow is one field of `Behaviour`, read once from `torch.__version__`:
 - `split_attrs_last` (SPL-4): from 2.13 `split_module` puts a partition's nn.Module get_attrs
   after all its placeholders; 2.11 and 2.12 keep them in input order, among the placeholders.
 - `split_module_simple` (DIF-1): torch's `split_module_simple` (`--against torch-simple`) is
-  new in 2.13.
+  new in 2.13; `split_tuple_return` (SPL-5): `split_module`'s `tuple_return` is new in 2.12
+  (the reference has it on every release; only the comparison with torch needs it).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Behaviour:
     linear_sort: bool
     split_attrs_last: bool
     split_module_simple: bool
+    split_tuple_return: bool
 
     @property
     def label(self) -> str:
@@ -90,6 +92,7 @@ def behaviour_of(version: str) -> Behaviour:
         linear_sort=found >= (2, 15, 0),
         split_attrs_last=found >= (2, 13, 0),
         split_module_simple=found >= (2, 13, 0),
+        split_tuple_return=found >= (2, 12, 0),
     )
 
 

@@ -25,6 +25,8 @@ def test_behaviours_by_release() -> None:
     assert [b.hop_runs_body_eagerly for b in found.values()] == [False] * 3 + [True] * 2
     assert [b.linear_sort for b in found.values()] == [False] * 4 + [True]
     assert [b.split_attrs_last for b in found.values()] == [False] * 2 + [True] * 3
+    assert [b.split_module_simple for b in found.values()] == [False] * 2 + [True] * 3
+    assert [b.split_tuple_return for b in found.values()] == [False] + [True] * 4
     assert behaviour_of("2.12.1+cu130").version == "2.12.1"  # a patch release of a mirrored one
     assert behaviour_of(torch.__version__) == TORCH and TORCH.label.startswith("torch 2.")
 
