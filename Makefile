@@ -42,8 +42,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check reference checker tests
 	$(VENV)/bin/ruff format --check reference checker tests
 
+# mypy --strict holds against 2.13's stubs and later; torch 2.11 and 2.12 leave Graph.lint,
+# ShapeProp.propagate, CodeGen and split_module untyped and lack split_module_simple and
+# tuple_return (both guarded at run time, reference/torch_version.py): those codes are off there
+MYPYOFF := $(if $(filter 2.11.% 2.12.%,$(TORCH)),$(foreach c,no-untyped-call no-any-return \
+	attr-defined call-arg,--disable-error-code $(c)),)
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --strict
+	$(VENV)/bin/mypy --strict $(MYPYOFF)
 
 pytest: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile -m "not full_models"
