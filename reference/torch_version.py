@@ -13,8 +13,9 @@ follow is one field of `Behaviour`, read once from `torch.__version__`:
   `torch.backends.cuda.matmul.fp32_precision` API was used); from 2.15 the string
   `torch._C._get_fp32_precision_getter("cuda", "matmul")` (`'none'`, `'ieee'`, `'tf32'`).
 - `hop_runs_body_eagerly` (CHK-17): from 2.14, eager `invoke_subgraph` without a fake mode runs
-  its body with plain autograd; 2.11 to 2.13 go through `InvokeSubgraphAutogradOp`, which marks
-  outputs non-differentiable from the body's metadata (and cannot run backward on real tensors).
+  its body with plain autograd; 2.11 to 2.13 go through `InvokeSubgraphAutogradOp` (which cannot
+  run backward on real tensors); 2.13's also marks outputs non-differentiable from the body's
+  metadata, 2.11 and 2.12's do not.
 - `linear_sort` (SRT-1): 2.15's `_stable_topological_sort` resumes its scans (linear time); the
   order is the same as 2.13's.
 - `split_attrs_last` (SPL-4): from 2.13 `split_module` puts a partition's nn.Module get_attrs
@@ -37,6 +38,7 @@ from reference.errors import FxOracleError
 
 Tf32Key = Literal["allow_tf32", "fp32_precision"]
 MIRRORED = ("2.11.0", "2.12.0", "2.13.0", "2.14.1", "2.15.0")  # the releases tested against
+ANCHOR = "2.13.0"  # the default release (`.venv`), the one every other is compared with
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,7 @@ def unmirrored(version: str) -> str:
     first, last = (".".join(map(str, s)) for s in (series[0], series[-1]))
     return (
         f"fxoracle mirrors torch {first} to {last} (tested on {', '.join(MIRRORED)}); "
-        f"this is torch {version}: install one of those (make setup TORCH={MIRRORED[2]})"
+        f"this is torch {version}: install one of those (make setup TORCH={ANCHOR})"
     )
 
 
