@@ -15,7 +15,7 @@ follow is one field of `Behaviour`, read once from `torch.__version__`:
 - `hop_runs_body_eagerly` (CHK-17): from 2.14, eager `invoke_subgraph` without a fake mode runs
   its body with plain autograd; 2.11 to 2.13 go through `InvokeSubgraphAutogradOp` (which cannot
   run backward on real tensors); 2.13's also marks outputs non-differentiable from the body's
-  metadata, 2.11 and 2.12's do not.
+  metadata (`hop_marks_from_body`), 2.11 and 2.12's do not.
 - `linear_sort` (SRT-1): 2.15's `_stable_topological_sort` resumes its scans (linear time); the
   order is the same as 2.13's.
 - `split_attrs_last` (SPL-4): from 2.13 `split_module` puts a partition's nn.Module get_attrs
@@ -48,6 +48,7 @@ class Behaviour:
     version: str
     tf32_key: Tf32Key
     hop_runs_body_eagerly: bool
+    hop_marks_from_body: bool
     linear_sort: bool
     split_attrs_last: bool
     split_module_simple: bool
@@ -91,6 +92,7 @@ def behaviour_of(version: str) -> Behaviour:
         version=".".join(str(n) for n in found),
         tf32_key="fp32_precision" if found >= (2, 15, 0) else "allow_tf32",
         hop_runs_body_eagerly=found >= (2, 14, 0),
+        hop_marks_from_body=(2, 13, 0) <= found < (2, 14, 0),
         linear_sort=found >= (2, 15, 0),
         split_attrs_last=found >= (2, 13, 0),
         split_module_simple=found >= (2, 13, 0),

@@ -23,6 +23,7 @@ def test_behaviours_by_release() -> None:
     assert [b.version for b in found.values()] == list(MIRRORED)
     assert [b.tf32_key for b in found.values()] == ["allow_tf32"] * 4 + ["fp32_precision"]
     assert [b.hop_runs_body_eagerly for b in found.values()] == [False] * 3 + [True] * 2
+    assert [b.hop_marks_from_body for b in found.values()] == [False, False, True, False, False]
     assert [b.linear_sort for b in found.values()] == [False] * 4 + [True]
     assert [b.split_attrs_last for b in found.values()] == [False] * 2 + [True] * 3
     assert [b.split_module_simple for b in found.values()] == [False] * 2 + [True] * 3

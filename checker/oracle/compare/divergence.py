@@ -9,7 +9,6 @@ holds what the blame rests on as fields, which the catalogue of torch's bugs mat
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -73,12 +72,7 @@ class Raised:
 
     @staticmethod
     def of(error: BaseException) -> Raised:
-        """An exception without a message is told by the function that raised it
-        (`(no message) in _stable_topological_sort`): torch 2.11 and 2.12 assert bare."""
-        message, tb = first_line(error), error.__traceback__
-        if not str(error).strip() and tb is not None:
-            message += f" in {traceback.extract_tb(tb)[-1].name}"
-        return Raised(type(error).__name__, message)
+        return Raised(type(error).__name__, first_line(error))
 
     @staticmethod
     def described(text: str) -> Raised:

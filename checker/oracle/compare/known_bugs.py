@@ -142,7 +142,7 @@ _N7 = _raised(
     "Cannot access storage of", "unimplemented builtin op on tensor arguments", kind=Kind.CRASH
 )
 
-# torch's sort fails; 2.11 and 2.12 assert it without a message (`Raised.of` names the function)
+# torch's sort fails; 2.11 and 2.12 assert it without a message (`first_line` names the function)
 _N10 = _raised(
     "stable topological sort failed", "(no message) in _stable_topological_sort", kind=Kind.CRASH
 )

@@ -53,7 +53,8 @@ def version_guard() -> str:
     fxoracle itself would print, and exit 2, before the model or torch's internals are read."""
     message = unmirrored("{_torch.__version__}")
     return (
-        "import sys as _sys\n\nimport torch as _torch\n\n"
+        "import sys as _sys  # the torch releases fxoracle mirrors; any other: exit 2 (FIL-8)\n"
+        "import torch as _torch\n"
         "if tuple(int(n) for n in _torch.__version__.split('.')[:2]) not in "
         f"{mirrored_series()!r}:\n"
         f"    print(f{('fxoracle repro: ' + message)!r}, file=_sys.stderr)\n"
