@@ -35,14 +35,18 @@ def _is_torch(sides: Sides, d: Divergence) -> bool:
 def model_repro(source: str, d: Divergence, sides: Sides) -> str:
     """The model's source, then a `__main__` block that fails on the wrong side."""
     head = f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind}, wrong: {d.wrong}\n"
-    head += f"# {d.detail[:300]}\n"
+    head += f"# {d.detail[:300]}\n" + _loaded(sides, d)
     futures = "".join(_FUTURE.findall(source))  # must stay the first statements
     head, source = head + futures + version_guard(), _FUTURE.sub("", source)
     if not _is_torch(sides, d):
-        main = _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
-        return head + _loaded_line(sides.against) + source + main
+        return head + source + _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
     main = _TORCH_DEDUP_MAIN if d.component is Component.DEDUP else _TORCH_TRACKER_MAIN
     return head + source + _HELPERS + main
+
+
+def _loaded(sides: Sides, d: Divergence) -> str:
+    """The header line that says how the plug-in is loaded (DIF-19): none against torch."""
+    return "" if _is_torch(sides, d) else _loaded_line(sides.against)
 
 
 _FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
@@ -169,12 +173,12 @@ def graph_repro(
     head = (
         f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind} [{d.case}], wrong: {d.wrong}\n"
     )
-    head += f"# {d.detail[:300]}\n" + version_guard()
+    head += f"# {d.detail[:300]}\n" + _loaded(sides, d) + version_guard()
     imports = "import builtins\nimport operator\n\nimport torch\n\n"
     if not _is_torch(sides, d):
         template = _ORACLE_SORT_MAIN if d.component is Component.SORT else _ORACLE_SPLIT_MAIN
         main = template.format(**_oracle_fields(sides.against, d))
-        return head + _loaded_line(sides.against) + imports + built + main
+        return head + imports + built + main
     head += imports
     main = _sort_main(gm, d) if d.component is Component.SORT else _split_main(gm, d, sides)
     return head + built + main
