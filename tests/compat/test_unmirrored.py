@@ -1,4 +1,4 @@
-"""A torch fxoracle does not mirror (spec chapter 10, FIL-8): one line and exit 2, from the CLI
+"""A torch fxoracle does not mirror (spec chapter 10, FIL-14): one line and exit 2, from the CLI
 and from a repro, never a traceback. The version is faked through the seam
 (`reference.torch_version.installed`) or, in a child process, through `torch.__version__`."""
 
@@ -30,9 +30,9 @@ def _one_line(stderr: str) -> str:
     return stderr.strip()
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-14")
 @pytest.mark.parametrize("version", ["2.10.0", "2.16.0+cu130", "1.13.1", "3.0.0a0"])
-def test_fil8_an_unmirrored_release_is_refused_by_the_seam(
+def test_fil14_an_unmirrored_release_is_refused_by_the_seam(
     version: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(FxOracleError, match=r"mirrors torch 2\.11 to 2\.15"):
@@ -44,14 +44,14 @@ def test_fil8_an_unmirrored_release_is_refused_by_the_seam(
     assert RELEASES in line and f"this is torch {version}" in line
 
 
-@pytest.mark.spec("FIL-8")
+@pytest.mark.spec("FIL-14")
 @pytest.mark.parametrize("version", ["2.11.0", "2.12.3+cu130", "2.15.0a0+git1"])
-def test_fil8_a_patch_of_a_mirrored_release_is_mirrored(version: str) -> None:
+def test_fil14_a_patch_of_a_mirrored_release_is_mirrored(version: str) -> None:
     assert installed(version).version == version.split("+")[0].replace("a0", "")
 
 
-@pytest.mark.spec("FIL-8")
-def test_fil8_the_cli_stops_before_reading_torch_s_internals() -> None:
+@pytest.mark.spec("FIL-14")
+def test_fil14_the_cli_stops_before_reading_torch_s_internals() -> None:
     """`python -m checker.cli verify` on torch 2.10: exit 2, one line, nothing on stdout."""
     argv = ["fxoracle", "verify", "tests/corpus/d01_single_subgraph.py"]
     code = f"sys.argv = {argv!r}; runpy.run_module('checker.cli', run_name='__main__')"
@@ -64,8 +64,8 @@ def test_fil8_the_cli_stops_before_reading_torch_s_internals() -> None:
     assert library.returncode == 2 and RELEASES in _one_line(library.stderr)
 
 
-@pytest.mark.spec("FIL-8", "DIF-8")
-def test_fil8_a_repro_stops_on_an_unmirrored_torch(
+@pytest.mark.spec("FIL-14", "DIF-8")
+def test_fil14_a_repro_stops_on_an_unmirrored_torch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A repro of a model file with `from __future__` (kept first): on a mirrored torch it fails

@@ -73,9 +73,9 @@ def test_dif8_torch_wrong_results_blame_torch_with_a_repro_that_fails_on_torch(
     assert "numbers differ" in report.graphs[0].divergences[0].detail
     (repro,) = report.graphs[0].repros
     text = Path(repro).read_text()
-    assert len(text.splitlines()) <= 50  # a few dozen, with the release check's 6 (FIL-8)
+    assert len(text.splitlines()) <= 50  # a few dozen, with the release check's 6 (FIL-14)
     imports = [ln.split()[1] for ln in text.splitlines() if ln.startswith(("import ", "from "))]
-    assert set(imports) <= {"torch", "__future__", "sys"}  # sys: the release check (FIL-8)
+    assert set(imports) <= {"torch", "__future__", "sys"}  # sys: the release check (FIL-14)
     ran = subprocess.run([sys.executable, repro], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 1 and "AssertionError" in ran.stderr, ran.stderr[-2000:]
 

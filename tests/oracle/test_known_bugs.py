@@ -175,7 +175,7 @@ class _OutputNamed(torch.nn.Module):
 
 @pytest.mark.spec("SRT-3", "DIF-11")
 def test_dif11_a_module_named_output_crashes_the_sort_of_torch_2_11_and_2_12() -> None:
-    """N12: torch 2.11 and 2.12's sort take the `output` submodule's call for the output node;
+    """N13: torch 2.11 and 2.12's sort take the `output` submodule's call for the output node;
     the reference sorts it, and from 2.13 torch agrees."""
     gm = torch.fx.symbolic_trace(_OutputNamed())
     found = classified(sort_case(gm, make_sides("torch", "sort"), "reversed"))
@@ -184,7 +184,7 @@ def test_dif11_a_module_named_output_crashes_the_sort_of_torch_2_11_and_2_12() -
         assert (crash.kind, crash.wrong, crash.bug, crash.known) == (
             Kind.CRASH,
             "torch",
-            "N12",
+            "N13",
             True,
         )
     else:

@@ -178,7 +178,7 @@ CATALOGUE: tuple[KnownBug, ...] = (
              Component.DEDUP, _N10),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
              _torch_rule("keep_erased_deps")),
-    KnownBug("N12", "a node whose target is 'output' is taken for the output by torch's sort",
+    KnownBug("N13", "a node whose target is 'output' is taken for the output by torch's sort",
              Component.SORT, _raised("output nodes should have no users", kind=Kind.CRASH),
              known_in=("2.11.0", "2.12.0")),
     KnownBug("B9", "a cross-partition size whose symbol has no binder", Component.SPLIT,

@@ -53,11 +53,11 @@ _FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
 
 
 def version_guard() -> str:
-    """The repro's first statements (FIL-8): on a torch fxoracle does not mirror, the one line
+    """The repro's first statements (FIL-14): on a torch fxoracle does not mirror, the one line
     fxoracle itself would print, and exit 2, before the model or torch's internals are read."""
     message = unmirrored("{_torch.__version__}")
     return (
-        "import sys as _sys  # the torch releases fxoracle mirrors; any other: exit 2 (FIL-8)\n"
+        "import sys as _sys  # the torch releases fxoracle mirrors; any other: exit 2 (FIL-14)\n"
         "import torch as _torch\n"
         "if tuple(int(n) for n in _torch.__version__.split('.')[:2]) not in "
         f"{mirrored_series()!r}:\n"
