@@ -1,7 +1,9 @@
 # fxoracle: every target sets up its venv by itself on a fresh clone.
 # TORCH picks the torch release: 2.13.0 (default: the CPU wheel cached on these machines, in
-# .venv), or 2.14.1 / 2.15.0, each in its own venv under .venvs/ (CUDA builds that run on the CPU).
+# .venv), or 2.11.0 / 2.12.0 / 2.14.1 / 2.15.0, each in its own venv under .venvs/ (CUDA builds
+# that run on the CPU). fxoracle mirrors 2.11 to 2.15 (reference/torch_version.py).
 TORCH   ?= 2.13.0
+MIRRORS := 2.11 2.12 2.13 2.14 2.15
 VENV    := $(if $(filter 2.13.0,$(TORCH)),.venv,.venvs/torch-$(TORCH))
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.fxoracle-installed
@@ -9,16 +11,24 @@ STAMP   := $(VENV)/.fxoracle-installed
 PIPENV  := $(if $(filter 2.15%,$(TORCH)),PIP_CONSTRAINT=/dev/null,)
 GRAPH   ?=
 ARGS    ?=
-COMPAT  := 2.14.1 2.15.0
+COMPAT  := 2.11.0 2.12.0 2.14.1 2.15.0
 
 .PHONY: verify test test-models test-cuda lint typecheck pytest bench fuzz clean setup specs golden \
 	compat corpus-diff
 
+# torch first (a bare `torch` pulls a CUDA build), then fxoracle under a constraint that pins it,
+# so pip never swaps torch to satisfy a range; setup fails, saying why, unless torch is $(TORCH)
 $(STAMP): pyproject.toml
+	@test -n "$(filter $(basename $(TORCH)),$(MIRRORS))" || { echo "make setup: fxoracle \
+	mirrors torch $(MIRRORS) (TORCH=2.11.0, 2.12.0, 2.13.0, 2.14.1 or 2.15.0), not $(TORCH)" >&2; \
+	exit 2; }
 	@test -x $(PY) || python3 -m venv $(VENV)
-	@# torch first: a bare `torch` (or a range a newer release satisfies) pulls a CUDA build
 	$(PIPENV) $(PY) -m pip install -q torch==$(TORCH)
-	$(PIPENV) $(PY) -m pip install -q -e '.[dev]'
+	@echo "torch==$(TORCH)" > $(VENV)/torch-pin.txt
+	$(PIPENV) $(PY) -m pip install -q -c $(VENV)/torch-pin.txt -e '.[dev]'
+	@got=$$($(PY) -m pip show torch | sed -n 's/^Version: //p'); case "$$got" in \
+	$(TORCH)|$(TORCH)+*) echo "$(VENV): torch $$got";; *) echo "make setup: $(VENV) has \
+	torch $$got, not $(TORCH) (pip show torch); nothing was stamped" >&2; exit 1;; esac
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -32,8 +42,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check reference checker tests
 	$(VENV)/bin/ruff format --check reference checker tests
 
+# mypy --strict holds against 2.13's stubs and later; torch 2.11 and 2.12 leave Graph.lint,
+# ShapeProp.propagate, CodeGen and split_module untyped and lack split_module_simple and
+# tuple_return (both guarded at run time, reference/torch_version.py): those codes are off there
+MYPYOFF := $(if $(filter 2.11.% 2.12.%,$(TORCH)),$(foreach c,no-untyped-call no-any-return \
+	attr-defined call-arg,--disable-error-code $(c)),)
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --strict
+	$(VENV)/bin/mypy --strict $(MYPYOFF)
 
 pytest: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile -m "not full_models and not cuda"

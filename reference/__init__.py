@@ -6,6 +6,11 @@ Public surface (other tools test against these names): `GraphRegionTracker`, `tr
 `split_module`, and `FxOracleError`, the one exception type for bad input.
 """
 
+# first: on a torch fxoracle does not mirror, one line and exit 2 before anything reads
+# torch's internals (reference.torch_version.installed)
+import reference.torch_version  # noqa: F401 (imported for that check)
+
+# isort: split
 from reference.errors import FxOracleError
 from reference.expand.regions import find_identical_regions
 from reference.key.offline import track_graph

@@ -9,19 +9,25 @@ chapter 10, FIL-6), so a wrong one is never an `AttributeError` from deep inside
 
 from __future__ import annotations
 
+import traceback
+
 
 class FxOracleError(Exception):
     """Bad input to fxoracle: the message says what is wrong. Never an internal bug."""
 
 
 def first_line(e: BaseException) -> str:
-    """The first line of `e`'s message, or `(no message)`; an exception whose `__str__` fails
-    (a user's) is told by that failure, never raises it."""
+    """The first line of `e`'s message, or `(no message)` with the function that raised it when
+    `e` was raised (`(no message) in _stable_topological_sort`: torch 2.11 and 2.12 assert bare);
+    an exception whose `__str__` fails (a user's) is told by that failure, never raises it."""
     try:
         text = str(e).strip()
     except Exception as failed:
         return f"(its message cannot be read: {type(failed).__name__})"
-    return text.splitlines()[0] if text else "(no message)"
+    if text:
+        return text.splitlines()[0]
+    tb = e.__traceback__
+    return f"(no message) in {traceback.extract_tb(tb)[-1].name}" if tb else "(no message)"
 
 
 def describe(e: BaseException) -> str:

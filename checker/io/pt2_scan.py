@@ -38,7 +38,10 @@ from checker.io.pickle_scan import hostile_globals
 from reference.errors import FxOracleError, describe
 
 OLD_FORMAT = "serialized_exported_program.json"  # torch <= 2.7: its state dict is a pickle
-PICKLED_CONSTANTS = (pt2.CUSTOM_OBJ_FILENAME_PREFIX, pt2.OPAQUE_OBJ_FILENAME_PREFIX)
+# opaque objects are pickled from torch 2.13; 2.11 and 2.12 write none, and a member so named is
+# still reported there (the same risks on every release)
+_OPAQUE = str(getattr(pt2, "OPAQUE_OBJ_FILENAME_PREFIX", "opaque_obj_"))
+PICKLED_CONSTANTS = (pt2.CUSTOM_OBJ_FILENAME_PREFIX, _OPAQUE)
 PROGRAM = re.compile(r"(?P<root>(?:[^/]+/)?)" + re.escape(pt2.MODELS_DIR) + r"[^/]+\.json")
 COPY_CHUNK = 1 << 20
 NO_OPS = frozenset({".", "[", "]", "{", "}", ":", ";", "@", ":=", "->", "..."})

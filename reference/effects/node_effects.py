@@ -291,13 +291,18 @@ AUTOCAST_TARGETS: tuple[Callable[..., object], ...] = (_enter_autocast, _exit_au
 GRAD_MODE_TARGET: Callable[..., object] = torch._C._set_grad_enabled
 # The switches of functorch's transforms (vmap, grad, jvp) and of the autograd state they set.
 # Not the saved-tensor-hook switches `grad` also emits: computation is the same on either side.
+# Dynamo records jvp's switches as `predispatch` wrappers from torch 2.13, as the C functions
+# before (2.11, 2.12, which have no such wrappers): both are switches.
+_PREDISPATCH_SWITCHES = (
+    "_vmap_increment_nesting", "_vmap_decrement_nesting", "_jvp_increment_nesting",
+    "_jvp_decrement_nesting", "_enter_dual_level", "_exit_dual_level",
+)  # fmt: skip
 FUNCTORCH_TARGETS: tuple[Callable[..., object], ...] = (
-    predispatch._vmap_increment_nesting,
-    predispatch._vmap_decrement_nesting,
-    predispatch._jvp_increment_nesting,
-    predispatch._jvp_decrement_nesting,
-    predispatch._enter_dual_level,
-    predispatch._exit_dual_level,
+    *(f for name in _PREDISPATCH_SWITCHES if (f := getattr(predispatch, name, None))),
+    torch._C._functorch._jvp_increment_nesting,
+    torch._C._functorch._jvp_decrement_nesting,
+    torch._C._enter_dual_level,
+    torch._C._exit_dual_level,
     torch._C._functorch._grad_increment_nesting,
     torch._C._functorch._grad_decrement_nesting,
     torch._C._functorch.set_inplace_requires_grad_allowed,

@@ -10,6 +10,7 @@ then the base graph that calls the partitions in plan order.
 from __future__ import annotations
 
 import inspect
+import itertools
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import torch.fx
 from reference.fx_helpers import NodeIndex
 from reference.split.graph import NodeKind, PartitionId, resolve_attr
 from reference.split.plan import PartitionPlan, SplitPlan
+from reference.torch_version import TORCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +63,15 @@ def _open_partition(
         node = nodes[i]
         new = graph.create_node(node.op, node.target, node.args, {}, type_expr=node.type)
         env[node] = _copy_meta(new, node)
-    for k, i in enumerate(part.inputs):
-        name = nodes[i].name if options.keep_original_input_name else f"arg_{k}"
+    modules, placeholders = set(part.module_attrs), itertools.count()
+    for i in part.inputs + part.module_attrs if TORCH.split_attrs_last else part.input_order:
+        if i in modules:
+            target = cast(str, nodes[i].target)
+            targets[target] = resolve_attr(gm, target)
+            env[nodes[i]] = _copy_meta(graph.get_attr(target), nodes[i])
+            continue
+        name = nodes[i].name if options.keep_original_input_name else f"arg_{next(placeholders)}"
         env[nodes[i]] = _copy_meta(graph.placeholder(name, type_expr=nodes[i].type), nodes[i])
-    for i in part.module_attrs:
-        target = cast(str, nodes[i].target)
-        targets[target] = resolve_attr(gm, target)
-        env[nodes[i]] = _copy_meta(graph.get_attr(target), nodes[i])
     return graph, env, targets
 
 

@@ -49,7 +49,8 @@ class PartitionPlan:
     """One partition: its nodes and interface, all as node indices in the original graph.
 
     `inputs` become placeholders (first-use order), `module_attrs` are nn.Module get_attrs
-    copied in after them, `outputs` are returned in first-recorded-use order, `preludes` are
+    copied in after them (among them in `input_order`, both kinds in first-use order, before
+    torch 2.13: SPL-4), `outputs` are returned in first-recorded-use order, `preludes` are
     state nodes re-run first, `epilogues` are autocast enters whose exit is re-run last, and
     `dependents` are the partitions that use this one's outputs, in recording order.
     """
@@ -58,6 +59,7 @@ class PartitionPlan:
     nodes: tuple[NodeIndex, ...]
     inputs: tuple[NodeIndex, ...]
     module_attrs: tuple[NodeIndex, ...]
+    input_order: tuple[NodeIndex, ...]
     outputs: tuple[NodeIndex, ...]
     preludes: tuple[NodeIndex, ...]
     epilogues: tuple[NodeIndex, ...]
@@ -119,6 +121,7 @@ def make_plan(
             nodes=tuple(NodeIndex(i) for i, p in enumerate(assignment) if p == pid),
             inputs=_inputs_of(facts, uses, pid, modules=False),
             module_attrs=_inputs_of(facts, uses, pid, modules=True),
+            input_order=tuple(uses.inputs.get(pid, {})),
             outputs=tuple(uses.outputs.get(pid, {})),
             preludes=preludes(regions, pid),
             epilogues=epilogues(regions, pid),

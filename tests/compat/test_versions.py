@@ -1,6 +1,7 @@
 """fxoracle on the torch that is installed (spec chapter 00, "Versions"): the behaviours that
-differ between 2.13.0, 2.14.1 and 2.15.0 are read from one place, and a model that sets TF32
-through the new API verifies on each. `make compat` runs the whole suite on the other two."""
+differ between 2.11.0, 2.12.0, 2.13.0, 2.14.1 and 2.15.0 are read from one place, and a model
+that sets TF32 through the new API verifies on each. `make compat` runs the whole suite on the
+others."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ from tests.support.paths import ROOT
 @pytest.mark.spec("TRK-2")
 def test_behaviours_by_release() -> None:
     assert release("2.14.1+cu130") == (2, 14, 1) and release("2.15.0a0+git1") == (2, 15, 0)
-    old, mid, new = (behaviour_of(v) for v in MIRRORED)
-    assert (old.tf32_key, mid.tf32_key, new.tf32_key) == (
-        "allow_tf32",
-        "allow_tf32",
-        "fp32_precision",
-    )
-    assert (old.hop_runs_body_eagerly, mid.hop_runs_body_eagerly) == (False, True)
-    assert not mid.linear_sort and new.linear_sort
+    found = {v: behaviour_of(v) for v in MIRRORED}
+    assert [b.version for b in found.values()] == list(MIRRORED)
+    assert [b.tf32_key for b in found.values()] == ["allow_tf32"] * 4 + ["fp32_precision"]
+    assert [b.hop_runs_body_eagerly for b in found.values()] == [False] * 3 + [True] * 2
+    assert [b.hop_marks_from_body for b in found.values()] == [False, False, True, False, False]
+    assert [b.linear_sort for b in found.values()] == [False] * 4 + [True]
+    assert [b.split_attrs_last for b in found.values()] == [False] * 2 + [True] * 3
+    assert [b.split_module_simple for b in found.values()] == [False] * 2 + [True] * 3
+    assert [b.split_tuple_return for b in found.values()] == [False] + [True] * 4
+    assert behaviour_of("2.12.1+cu130").version == "2.12.1"  # a patch release of a mirrored one
     assert behaviour_of(torch.__version__) == TORCH and TORCH.label.startswith("torch 2.")
 
 

@@ -20,9 +20,11 @@ from checker.oracle.compare.divergence import (
     RunFault,
 )
 from checker.oracle.compare.faults import Unequal
+from checker.oracle.compare.graph_level import sort_case
 from checker.oracle.compare.known_bugs import CATALOGUE, classified, identify, known_for
 from checker.oracle.diff.driver import run_diff
-from checker.oracle.sides.sides import Component
+from checker.oracle.sides.sides import Component, make_sides
+from reference.torch_version import TORCH
 from tests.support.corpus import CORPUS_DIR
 from tests.support.models import njt_blocks, njt_inputs
 
@@ -136,3 +138,56 @@ def test_dif11_nested_jagged_blocks_name_n8_in_dedup_and_b9_in_every_split_case(
         (Component.SPLIT, "B9"),
     }, [d.detail for d in found]
     assert all(d.wrong == "torch" for d in found)
+
+
+@pytest.mark.spec("DIF-11")
+def test_dif11_torch_s_bare_sort_assertion_is_n10_by_the_function_that_raised_it() -> None:
+    """torch 2.11 and 2.12 assert the sort's result without a message; the evidence names the
+    function that raised, and N10 is recognised from it as from 2.13's message."""
+
+    def _stable_topological_sort() -> None:
+        raise AssertionError  # what 2.11's bare `assert` raises (pytest rewrites one here)
+
+    with pytest.raises(AssertionError) as failed:
+        _stable_topological_sort()
+    raised = Raised.of(failed.value)
+    assert raised == Raised("AssertionError", "(no message) in _stable_topological_sort")
+    for evidence in (
+        Evidence(raised=raised),
+        Evidence(raised=Raised("AssertionError", "(no message)")),
+    ):
+        crash = _divergence(Component.DEDUP, Kind.CRASH, "the pass crashed", evidence)
+        found = identify(crash)
+        assert (found.id if found else None) == ("N10" if evidence.raised == raised else None)
+    message = Raised("AssertionError", "stable topological sort failed")
+    bug = identify(_divergence(Component.DEDUP, Kind.CRASH, "", Evidence(raised=message)))
+    assert bug is not None and bug.id == "N10"
+
+
+class _OutputNamed(torch.nn.Module):
+    """A submodule named `output`: symbolic tracing gives a `call_module` node targeting it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.output = torch.nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.output(x))
+
+
+@pytest.mark.spec("SRT-3", "DIF-11")
+def test_dif11_a_module_named_output_crashes_the_sort_of_torch_2_11_and_2_12() -> None:
+    """N13: torch 2.11 and 2.12's sort take the `output` submodule's call for the output node;
+    the reference sorts it, and from 2.13 torch agrees."""
+    gm = torch.fx.symbolic_trace(_OutputNamed())
+    found = classified(sort_case(gm, make_sides("torch", "sort"), "reversed"))
+    if TORCH.version.startswith(("2.11.", "2.12.")):
+        (crash,) = found
+        assert (crash.kind, crash.wrong, crash.bug, crash.known) == (
+            Kind.CRASH,
+            "torch",
+            "N13",
+            True,
+        )
+    else:
+        assert found == ()

@@ -23,6 +23,7 @@ from reference.order.deps import OrderingDeps
 from reference.order.sort import stable_topological_sort
 from tests.reference.test_deps import call, names, random_graph, torch_deps, torch_redirect
 from tests.reference.test_deps_replacement import random_erasures
+from tests.support.corpus import keep_single_use
 
 
 def _lost_constraints(
@@ -153,7 +154,7 @@ def test_srt10_upstream_torch_compile_gives_a_wrong_result() -> None:
 
     y, z = torch.linspace(0.1, 0.9, 5), torch.linspace(0.0, 2.0, 5)
     eager = fn(y.clone(), z)
-    flags = {"use_graph_deduplication": True, "inline_single_use_invoke_subgraph": False}
+    flags = {"use_graph_deduplication": True, **keep_single_use()}
     with torch._dynamo.config.patch(flags):
         compiled = torch.compile(fn, backend="eager", fullgraph=True)(y.clone(), z)
     assert (compiled - eager).abs().item() > 0.1

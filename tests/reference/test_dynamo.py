@@ -28,7 +28,7 @@ from reference.dynamo.drop_in import (
     torch_form,
     use_reference,
 )
-from tests.support.corpus import CORPUS_DIR, load_model_file
+from tests.support.corpus import CORPUS_DIR, keep_single_use, load_model_file
 from tests.support.dedup_summary import summarize_dedup
 
 Node = torch.fx.Node
@@ -166,7 +166,7 @@ def test_rpl19_drop_in_inside_torch_compile() -> None:
 
     torch._dynamo.reset()
     try:
-        with use_reference(), torch._dynamo.config.patch(inline_single_use_invoke_subgraph=False):
+        with use_reference(), torch._dynamo.config.patch(keep_single_use()):
             out = torch.compile(f.model, backend=backend, fullgraph=True)(*f.example_inputs)
     finally:
         torch._dynamo.reset()
@@ -192,7 +192,7 @@ def _compiled_graph(stem: str, reference: bool) -> tuple[torch.fx.GraphModule, A
         seen.append(gm)
         return gm.forward
 
-    flags = {"use_graph_deduplication": True, "inline_single_use_invoke_subgraph": False}
+    flags = {"use_graph_deduplication": True, **keep_single_use()}
     torch._dynamo.reset()
     try:
         with torch._dynamo.config.patch(flags), use_reference() if reference else nullcontext():

@@ -57,9 +57,21 @@ def test_rpl20_a_different_body_is_refused() -> None:
     assert "fwd_body_2 differs from fwd_body_1" in result.refused[0].detail
 
 
+class _PlainValues(torch.fx.Interpreter):
+    """Records a node's int value where FakeTensorProp left none (torch 2.11 and 2.12 record
+    tensors only)."""
+
+    def run_node(self, n: Node) -> Any:
+        value = super().run_node(n)
+        if isinstance(value, int) and n.meta.get("val") is None:
+            n.meta["val"] = value
+        return value
+
+
 def _traced(fn: Callable[..., Any], *inputs: object) -> torch.fx.GraphModule:
     gm = torch.fx.symbolic_trace(fn)
     FakeTensorProp(gm).propagate(*inputs)
+    _PlainValues(gm).run(*inputs)
     for node in gm.graph.nodes:
         node.meta["example_value"] = node.meta.get("val")
     return gm

@@ -217,7 +217,7 @@ def test_srt5_cycle_error_names_the_cycle_and_leaves_the_graph_alone() -> None:
     assert isinstance(caught.value, AssertionError)  # what torch's sort raises there too
     assert list(g.nodes) == before
     twin, twin_extra = _cycle_graph()
-    with pytest.raises(AssertionError, match="stable topological sort failed"):
+    with pytest.raises(AssertionError, match=r"^(stable topological sort failed)?$"):  # 2.11: bare
         _stable_topological_sort(twin, {k: OrderedSet(v) for k, v in twin_extra.items()})
     assert names(twin) == ["x", "neg", "add", "mul", "output"]
 

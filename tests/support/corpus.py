@@ -38,6 +38,14 @@ CORPUS_DIR = CORPUS
 _DEDUP_LOGGER = "torch._dynamo.graph_deduplication"
 
 
+def keep_single_use() -> dict[str, bool]:
+    """Dynamo's config that keeps a subgraph called once as a call (torch 2.13's
+    `inline_single_use_invoke_subgraph=False`; 2.11 and 2.12 have no such flag and never
+    inline one)."""
+    flag = "inline_single_use_invoke_subgraph"
+    return {flag: False} if hasattr(torch._dynamo.config, flag) else {}
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class CorpusFile:
     """A loaded model file and, for corpus files, what it is about."""
@@ -130,7 +138,7 @@ def torch_compiled_graph(path: str | Path) -> torch.fx.GraphModule:
         seen.append(gm)
         return gm.forward
 
-    flags = {"use_graph_deduplication": True, "inline_single_use_invoke_subgraph": False}
+    flags = {"use_graph_deduplication": True, **keep_single_use()}
     torch._dynamo.reset()
     try:
         with torch._dynamo.config.patch(flags):
@@ -187,7 +195,7 @@ def eager_and_compiled(
     with seeded():
         eager = _tensor_leaves(eager_file.model(*eager_file.example_inputs))
     compiled_file = load_model_file(path)
-    flags = {"use_graph_deduplication": dedup, "inline_single_use_invoke_subgraph": False}
+    flags = {"use_graph_deduplication": dedup, **keep_single_use()}
     torch._dynamo.reset()
     try:
         with torch._dynamo.config.patch(flags), seeded():

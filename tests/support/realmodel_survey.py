@@ -23,6 +23,7 @@ from checker.oracle.compare.divergence import Blame
 from checker.oracle.diff.driver import run_diff
 from checker.tools.verify import run_verify
 from reference.errors import describe
+from tests.support.corpus import keep_single_use
 from tests.support.paths import ROOT
 
 HERE = ROOT / "tests" / "realmodels"
@@ -40,7 +41,7 @@ def torch_pass(path: Path) -> str:
         )
         return gm.forward
 
-    flags = {"use_graph_deduplication": True, "inline_single_use_invoke_subgraph": False}
+    flags = {"use_graph_deduplication": True, **keep_single_use()}
     torch._dynamo.reset()
     try:
         with torch._dynamo.config.patch(flags):

@@ -17,7 +17,15 @@ from reference.errors import FxOracleError
 from reference.key.tracker import GraphRegionTracker
 from reference.outline.outliner import DedupResult
 from reference.pipeline import deduplicate
+from reference.torch_version import TORCH
 from tests.support.models import Stack
+
+# torch 2.11 only: inside a torch.compile backend its eager invoke_subgraph, run on the real
+# example inputs, raises "Please convert all Tensors to FakeTensors first": CHK-17 is unknown
+# there and the report a warning (spec chapter 00, Versions)
+TORCH_2_11_IN_BACKEND = pytest.mark.xfail(
+    TORCH.version.startswith("2.11."), reason="torch 2.11's runtime in a backend", strict=True
+)
 
 Compiled = Callable[..., Any]
 
@@ -44,6 +52,7 @@ def fresh_dynamo() -> Iterator[None]:
     torch._dynamo.reset()
 
 
+@TORCH_2_11_IN_BACKEND
 def test_repeated_blocks_run_equal_eager_and_name_the_groups() -> None:
     model, x = Stack(), torch.randn(4, 8)
     lines: list[str] = []
@@ -55,6 +64,7 @@ def test_repeated_blocks_run_equal_eager_and_name_the_groups() -> None:
     assert "2 regions outlined into 1 subgraph, 0 refused; check holds" in lines[0]
 
 
+@TORCH_2_11_IN_BACKEND
 def test_a_graph_break_gives_one_report_per_graph() -> None:
     model, x = TwoGraphs(), torch.randn(4, 8)
     lines: list[str] = []
@@ -82,6 +92,7 @@ def test_the_original_graph_is_what_runs() -> None:
     assert seen == [True]
 
 
+@TORCH_2_11_IN_BACKEND
 def test_default_log_is_the_fxoracle_logger(caplog: pytest.LogCaptureFixture) -> None:
     model, x = Stack(), torch.randn(4, 8)
     with caplog.at_level(logging.INFO, logger="fxoracle"):

@@ -148,13 +148,18 @@ _N7 = _raised(
     "Cannot access storage of", "unimplemented builtin op on tensor arguments", kind=Kind.CRASH
 )
 
+# torch's sort fails; 2.11 and 2.12 assert it without a message (`first_line` names the function)
+_N10 = _raised(
+    "stable topological sort failed", "(no message) in _stable_topological_sort", kind=Kind.CRASH
+)
+
 CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("B1", "float/str constants are not in torch's key", Component.TRACKER,
              _pair_differs("constant")),
     KnownBug("B2", "the target is not in torch's key", Component.TRACKER, _pair_differs("target")),
     KnownBug("B4", "overlapping region groups", Component.TRACKER, _overlap),
     KnownBug("N6", "TF32 set through fp32_precision crashes torch's tracker", Component.TRACKER,
-             _raised("legacy and new APIs"), known_in=("2.13.0", "2.14.1")),
+             _raised("legacy and new APIs"), known_in=("2.11.0", "2.12.0", "2.13.0", "2.14.1")),
     KnownBug("N7", "a functorch-wrapped argument (vmap, grad, jvp) crashes torch's tracker",
              Component.TRACKER, _N7),
     KnownBug("N1", "a tuple output used whole outside the region is erased", Component.DEDUP,
@@ -162,7 +167,7 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("N3", "a higher-order op's body in a region crashes the pass", Component.DEDUP,
              _raised("'example_value'", error="KeyError")),
     KnownBug("N4", "the runtime learns outputs from uninitialised operands", Component.DEDUP,
-             _garbage_operands, known_in=("2.13.0",)),
+             _garbage_operands, known_in=("2.11.0", "2.12.0", "2.13.0")),
     KnownBug("N5", "a subgraph returning a plain int", Component.DEDUP,
              _raised("unexpected int output"), known_in=("2.13.0",)),
     KnownBug("N8", "an operand of a tensor subclass the runtime has no rule for (NJT)",
@@ -181,11 +186,14 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("N11", "a region holding a getitem of a tuple an earlier call replaced",
              Component.DEDUP, _taken_over),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",
-             Component.DEDUP, _raised("stable topological sort failed", kind=Kind.CRASH)),
+             Component.DEDUP, _N10),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
              _torch_rule("keep_erased_deps")),
     KnownBug("N12", "random draws are not ordered: the sort moves a draw across another",
              Component.DEDUP, _torch_rule("order_draws"), known_in=("2.13.0",)),
+    KnownBug("N13", "a node whose target is 'output' is taken for the output by torch's sort",
+             Component.SORT, _raised("output nodes should have no users", kind=Kind.CRASH),
+             known_in=("2.11.0", "2.12.0")),
     KnownBug("B9", "a cross-partition size whose symbol has no binder", Component.SPLIT,
              _no_binder),
     KnownBug("affix", "partition_affix with global state: a KeyError", Component.SPLIT,

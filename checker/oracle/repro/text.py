@@ -12,6 +12,7 @@ directory with that directory put on `sys.path`; one header line says how.
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, assert_never
 
@@ -24,7 +25,7 @@ from checker.oracle.sides.cases import parse_split_case, partition_ids, sort_inp
 from checker.oracle.sides.impls import TorchImpl, TorchSimpleImpl
 from checker.oracle.sides.loading import Against, Origin
 from checker.oracle.sides.sides import Component, Sides
-from reference.torch_version import TORCH
+from reference.torch_version import TORCH, mirrored_series, unmirrored
 
 
 def _is_torch(sides: Sides, d: Divergence) -> bool:
@@ -44,12 +45,35 @@ def header(d: Divergence) -> str:
 
 def model_repro(source: str, d: Divergence, sides: Sides) -> str:
     """The model's source, then a `__main__` block that fails on the wrong side."""
-    head = header(d)
+    head = header(d) + _loaded(sides, d)
+    futures = "".join(_FUTURE.findall(source))  # must stay the first statements
+    head, source = head + futures + version_guard(), _FUTURE.sub("", source)
     if not _is_torch(sides, d):
-        main = _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
-        return head + _loaded_line(sides.against) + source + main
+        return head + source + _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
     main = _TORCH_DEDUP_MAIN if d.component is Component.DEDUP else _TORCH_TRACKER_MAIN
     return head + source + _HELPERS + main
+
+
+def _loaded(sides: Sides, d: Divergence) -> str:
+    """The header line that says how the plug-in is loaded (DIF-19): none against torch."""
+    return "" if _is_torch(sides, d) else _loaded_line(sides.against)
+
+
+_FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
+
+
+def version_guard() -> str:
+    """The repro's first statements (FIL-14): on a torch fxoracle does not mirror, the one line
+    fxoracle itself would print, and exit 2, before the model or torch's internals are read."""
+    message = unmirrored("{_torch.__version__}")
+    return (
+        "import sys as _sys  # the torch releases fxoracle mirrors; any other: exit 2 (FIL-14)\n"
+        "import torch as _torch\n"
+        "if tuple(int(n) for n in _torch.__version__.split('.')[:2]) not in "
+        f"{mirrored_series()!r}:\n"
+        f"    print(f{('fxoracle repro: ' + message)!r}, file=_sys.stderr)\n"
+        "    _sys.exit(2)\n\n"
+    )
 
 
 _HELPERS = """
@@ -158,12 +182,12 @@ def graph_repro(
     built = graph_source(gm, inputs)
     if built is None:
         return None
-    head = header(d)
+    head = header(d) + _loaded(sides, d) + version_guard()
     imports = "import builtins\nimport operator\n\nimport torch\n\n"
     if not _is_torch(sides, d):
         template = _ORACLE_SORT_MAIN if d.component is Component.SORT else _ORACLE_SPLIT_MAIN
         main = template.format(**_oracle_fields(sides.against, d))
-        return head + _loaded_line(sides.against) + imports + built + main
+        return head + imports + built + main
     head += imports
     main = _sort_main(gm, d) if d.component is Component.SORT else _split_main(gm, d, sides)
     return head + built + main
@@ -205,7 +229,8 @@ def _split_main(gm: torch.fx.GraphModule, d: Divergence, sides: Sides) -> str:
         else "split_module(gm, None, dict(zip(calls, parts)).__getitem__, "
         "keep_original_order=KEEP, partition_affix=AFFIX)"
     )
-    return _SPLIT_MAIN.format(case.keep_original_order, case.affix, parts, call)
+    splitter = call.split("(", 1)[0]  # torch 2.11 and 2.12 have no split_module_simple
+    return _SPLIT_MAIN.format(case.keep_original_order, case.affix, parts, call, splitter)
 
 
 _SPLIT_MAIN = """
@@ -228,7 +253,7 @@ def _run(module, grad_inputs, caller_grad):
 
 
 if __name__ == "__main__":  # torch's split_module crashes or changes the result
-    from torch.fx.passes.split_module import split_module, split_module_simple
+    from torch.fx.passes.split_module import {4}
 
     try:
         split = {3}

@@ -19,11 +19,13 @@ import torch.fx
 from checker.oracle.protocol import Callback, CapturedGraph, DedupOutput, RegionGroups
 from checker.oracle.sides.cases import PARTITIONED
 from checker.oracle.sides.torch_side import torch_dedup, torch_regions
+from reference.errors import FxOracleError
 from reference.expand.regions import search_regions
 from reference.order.sort import stable_topological_sort
 from reference.pipeline import deduplicate
 from reference.policy import RIGHT, Policy
 from reference.split import split_module
+from reference.torch_version import TORCH
 
 Node = torch.fx.Node
 
@@ -103,9 +105,16 @@ class TorchImpl:
 class TorchSimpleImpl:
     """torch's `split_module_simple` within its documented preconditions (no get_attr, no
     grad-mode or autocast node, ids non-decreasing in node order). It runs partitions in
-    first-appearance order, so only `keep_original_order=True` is compared."""
+    first-appearance order, so only `keep_original_order=True` is compared. torch 2.11 and 2.12
+    have no `split_module_simple`: the side is refused there (exit 2)."""
 
     label = "torch"
+
+    def __init__(self) -> None:
+        if not TORCH.split_module_simple:
+            raise FxOracleError(
+                f"--against torch-simple: {TORCH.label} has no split_module_simple (new in 2.13)"
+            )
 
     def split(
         self, gm: torch.fx.GraphModule, callback: Callback, keep_original_order: bool,
