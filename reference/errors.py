@@ -52,17 +52,39 @@ def root_cause(e: BaseException) -> BaseException:
 def describe_with_cause(e: BaseException) -> str:
     """`describe(e)`, then the root cause's own words when they are not already there (torch's
     "RuntimeError when making fake tensor call" hides the user's shape mismatch in its cause):
-    `...; cause: RuntimeError: a and b must have same reduction dim ...`. The cause is one
-    line, control characters escaped, shortened past `CAUSE_LIMIT` characters (FIL-4)."""
+    `...; cause: RuntimeError: a and b must have same reduction dim ...`; a Dynamo graph break
+    also gives its explanation and the user's line (`sys.exit` in `forward`: `...; Dynamo does
+    not know how to trace the builtin sys.exit. (m.py, line 5, in forward)`). Each addition is
+    one line, control characters escaped, shortened past `CAUSE_LIMIT` characters (FIL-4)."""
     told = describe(e)
     root = root_cause(e)
     said = first_line(root)
-    if root is e or said in told:
-        return told
-    cause = f"{type(root).__name__}: {said}".encode("unicode_escape").decode("ascii")
-    if len(cause) > CAUSE_LIMIT:
-        cause = cause[: CAUSE_LIMIT - 3] + "..."
-    return f"{told}; cause: {cause}"
+    if root is not e and said not in told:
+        told += f"; cause: {_shortened(f'{type(root).__name__}: {said}')}"
+    context = _graph_break_context(root)
+    return f"{told}; {_shortened(context)}" if context else told
+
+
+def _graph_break_context(e: BaseException) -> str:
+    """The first sentence of the `Explanation:` line Dynamo writes below a graph break's first
+    line, and the user's line from its `from user code:` section; empty when it has neither."""
+    try:
+        lines = [line.strip() for line in str(e).splitlines()]
+    except Exception:
+        return ""
+    explained = next((x.removeprefix("Explanation:").strip() for x in lines
+                      if x.startswith("Explanation:")), "")  # fmt: skip
+    explained = explained.replace("`", "").split(". ")[0].rstrip(".")
+    explained += "." if explained else ""
+    where = next((x.removeprefix("File ").replace('"', "") for x in lines
+                  if x.startswith('File "')), "")  # fmt: skip
+    return f"{explained} ({where})" if explained and where else explained
+
+
+def _shortened(text: str) -> str:
+    """`text` with control characters escaped, cut to `CAUSE_LIMIT` characters."""
+    text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= CAUSE_LIMIT else text[: CAUSE_LIMIT - 3] + "..."
 
 
 def expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
