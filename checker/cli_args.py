@@ -62,12 +62,21 @@ def positive(text: str) -> int:
 
 def minutes(text: str) -> float:
     """A finite positive number of minutes (FIL-5): `nan` would never end a campaign."""
+    return _finite_positive(text, "minutes")
+
+
+def seconds(text: str) -> float:
+    """A finite positive number of seconds (FIL-11)."""
+    return _finite_positive(text, "seconds")
+
+
+def _finite_positive(text: str, unit: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite positive number of minutes")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite positive number of {unit}")
     return value
 
 
@@ -76,17 +85,6 @@ def _device_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", type=device_arg, metavar="cpu|cuda|cuda:N",
                         help="move the model and its inputs there before capture (default: "
                         "where the example inputs live)")  # fmt: skip
-
-
-def seconds(text: str) -> float:
-    """A finite positive number of seconds (FIL-11)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite positive number of seconds")
-    return value
 
 
 def _time_limit(parser: argparse.ArgumentParser) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -53,3 +54,27 @@ def njt_blocks(values: torch.Tensor, offsets: torch.Tensor, w: torch.Tensor) -> 
 def njt_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(0)
     return torch.randn(9, 4, generator=g), torch.tensor([0, 2, 5, 9]), torch.randn(4, generator=g)
+
+
+MARKED_MODEL = """import pathlib
+import torch
+pathlib.Path({marker!r}).write_text("loaded")
+
+
+def model(x):
+    for _ in range(2):
+        x = torch.sin(x) + 1
+    return x
+
+
+example_inputs = (torch.ones(3),)
+"""
+
+
+def marked_model(folder: Path, name: str) -> tuple[Path, Path]:
+    """A model file in `folder` that writes a marker file when imported (the run's first step:
+    a marker means the work had begun), and the marker's path."""
+    marker = folder / "loaded"
+    path = folder / name
+    path.write_text(MARKED_MODEL.format(marker=str(marker)))
+    return path, marker

@@ -16,30 +16,15 @@ from checker.cli import main
 from checker.io.locks import exclusive
 from checker.io.reports import write_atomically
 from tests.support.errors import one_line_error
+from tests.support.models import marked_model
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-MODEL = """import pathlib
-import torch
-pathlib.Path({marker!r}).write_text("loaded")
-
-
-def model(x):
-    for _ in range(2):
-        x = torch.sin(x) + 1
-    return x
-
-
-example_inputs = (torch.ones(3),)
-"""
 PLUGIN = "class Mine:\n    def split(self, gm, callback, keep, affix):\n        return gm\n"
 
 
 def _model(tmp_path: Path, name: str = "m.py") -> tuple[Path, Path]:
-    marker = tmp_path / "loaded"
-    path = tmp_path / name
-    path.write_text(MODEL.format(marker=str(marker)))
-    return path, marker
+    return marked_model(tmp_path, name)
 
 
 def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], expected: str) -> None:

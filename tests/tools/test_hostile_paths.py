@@ -17,31 +17,14 @@ import pytest
 from checker.cli import main
 from checker.io.reports import write_atomically
 from tests.support.errors import one_line_error
+from tests.support.models import marked_model
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-# importing the model is the run's first step: a marker it writes means the work had begun
-MODEL = """import pathlib
-import torch
-pathlib.Path({marker!r}).write_text("loaded")
 
-
-def model(x):
-    for _ in range(2):
-        x = torch.sin(x) + 1
-    return x
-
-
-example_inputs = (torch.ones(3),)
-"""
-
-
-def _model(tmp_path: Path) -> tuple[Path, Path]:
-    marker = tmp_path / "loaded"
-    path = tmp_path / "model.py"
-    path.write_text(MODEL.format(marker=str(marker)))
-    return path, marker
+def _model(tmp_path: Path, name: str = "model.py") -> tuple[Path, Path]:
+    return marked_model(tmp_path, name)
 
 
 BAD = {
