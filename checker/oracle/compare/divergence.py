@@ -184,8 +184,13 @@ def divergence(
 
 def told(e: BaseException) -> str:
     """`Type: message`, the whole message on one line: a report never cuts it mid-value (a
-    printed tensor's first line is not the message)."""
-    return f"{type(e).__name__}: {' '.join(str(e).split()) or '(no message)'}"
+    printed tensor's first line is not the message); a bare one names the function that raised
+    it, as `first_line` does (torch 2.11 and 2.12 assert bare in their sort)."""
+    try:
+        text = " ".join(str(e).split())
+    except Exception:  # a user's exception whose __str__ fails: first_line says so
+        text = ""
+    return f"{type(e).__name__}: {text or first_line(e)}"
 
 
 def crashed(sides: Sides, component: Component, e: BaseException, case: str = "") -> Divergence:

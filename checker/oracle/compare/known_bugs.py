@@ -153,6 +153,10 @@ _N10 = _raised(
     "stable topological sort failed", "(no message) in _stable_topological_sort", kind=Kind.CRASH
 )
 
+_N15 = _raised(  # 2.11 and 2.12 assert bare
+    "expected example_value to not be a list", "(no message) in _has_aliasing", kind=Kind.CRASH
+)
+
 CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("B1", "float/str constants are not in torch's key", Component.TRACKER,
              _pair_differs("constant")),
@@ -179,10 +183,9 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("N9", "writes are ordered against direct users only: a read of a view crosses them",
              Component.DEDUP, _torch_rule("order_aliases")),
     KnownBug("N14", "a write no version counter sees (batch_norm's running statistics)",
-             Component.DEDUP, _unseen_write, known_in=("2.13.0",)),
+             Component.DEDUP, _unseen_write, known_in=("2.11.0", "2.12.0", "2.13.0")),
     KnownBug("N15", "a region output whose value is a list (a `_foreach_*_` op's)",
-             Component.DEDUP, _raised("expected example_value to not be a list", kind=Kind.CRASH),
-             known_in=("2.13.0",)),
+             Component.DEDUP, _N15, known_in=("2.11.0", "2.12.0", "2.13.0")),
     KnownBug("N11", "a region holding a getitem of a tuple an earlier call replaced",
              Component.DEDUP, _taken_over),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",
