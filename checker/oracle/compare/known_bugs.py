@@ -153,6 +153,7 @@ _N10 = _raised(
     "stable topological sort failed", "(no message) in _stable_topological_sort", kind=Kind.CRASH
 )
 
+_EVERY_MIRRORED = ("2.11.0", "2.12.0", "2.13.0", "2.14.1", "2.15.0")  # seen on each, 2026-11-27
 _N15 = _raised(  # 2.11 and 2.12 assert bare
     "expected example_value to not be a list", "(no message) in _has_aliasing", kind=Kind.CRASH
 )
@@ -171,7 +172,7 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("N3", "a higher-order op's body in a region crashes the pass", Component.DEDUP,
              _raised("'example_value'", error="KeyError")),
     KnownBug("N4", "the runtime learns outputs from uninitialised operands", Component.DEDUP,
-             _garbage_operands, known_in=("2.11.0", "2.12.0", "2.13.0")),
+             _garbage_operands, known_in=("2.11.0", "2.12.0", "2.13.0", "2.14.1", "2.15.0")),
     KnownBug("N5", "a subgraph returning a plain int", Component.DEDUP,
              _raised("unexpected int output"), known_in=("2.13.0",)),
     KnownBug("N8", "an operand of a tensor subclass the runtime has no rule for (NJT)",
@@ -183,9 +184,9 @@ CATALOGUE: tuple[KnownBug, ...] = (
     KnownBug("N9", "writes are ordered against direct users only: a read of a view crosses them",
              Component.DEDUP, _torch_rule("order_aliases")),
     KnownBug("N14", "a write no version counter sees (batch_norm's running statistics)",
-             Component.DEDUP, _unseen_write, known_in=("2.11.0", "2.12.0", "2.13.0")),
+             Component.DEDUP, _unseen_write, known_in=_EVERY_MIRRORED),
     KnownBug("N15", "a region output whose value is a list (a `_foreach_*_` op's)",
-             Component.DEDUP, _N15, known_in=("2.11.0", "2.12.0", "2.13.0")),
+             Component.DEDUP, _N15, known_in=_EVERY_MIRRORED),
     KnownBug("N11", "a region holding a getitem of a tuple an earlier call replaced",
              Component.DEDUP, _taken_over),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",
