@@ -13,12 +13,12 @@ import reference.torch_version  # noqa: F401 (imported for that check)
 # isort: split
 from reference.errors import FxOracleError
 from reference.expand.regions import find_identical_regions
-from reference.key.offline import track_graph
-from reference.key.tracker import GraphRegionTracker
-from reference.order.sort import stable_topological_sort
-from reference.outline.outliner import DedupResult
 from reference.pipeline import deduplicate, deduplicate_graph
+from reference.replace.outliner import DedupResult
+from reference.sort.stable import stable_topological_sort
 from reference.split import split_module
+from reference.track.offline import track_graph
+from reference.track.tracker import GraphRegionTracker
 
 __all__ = [
     "DedupResult",

@@ -1,11 +1,11 @@
 """The reference pipeline on one graph, top to bottom: start reading here.
 
     deduplicate_graph(gm)                        the whole pass, in place
-      1. key      track_graph                  reference/key      chapter 01
+      1. track    track_graph                  reference/track    chapter 01
       2. expand   search_regions               reference/expand   chapter 02
-      3. outline  Outliner.outline_group       reference/outline  chapter 03
+      3. replace  Outliner.outline_group       reference/replace  chapter 03
                   (the gate hook, `gate=`, may veto a group: checker/proof/gate.py is one)
-      4. order    stable_topological_sort      reference/order    chapter 04
+      4. sort     stable_topological_sort      reference/sort     chapter 04
 
 Keying gives every node a key; nodes with equal keys compute the same thing. Expansion grows
 regions from such nodes in lock-step into groups of identical regions. Outlining takes each
@@ -29,13 +29,13 @@ import torch.fx
 from reference.effects.alias_db import AliasDB
 from reference.errors import expect, expect_method
 from reference.expand.regions import RegionSearch, search_regions
-from reference.key.offline import track_graph
-from reference.key.tracker import GraphRegionTracker
-from reference.order.deps import ordering_deps, pinned_targets
-from reference.order.sort import stable_topological_sort
-from reference.outline.legality import OutlineContext
-from reference.outline.outliner import DedupResult, Gate, Installer, ModuleInstaller, Outliner
 from reference.policy import RIGHT, Policy
+from reference.replace.legality import OutlineContext
+from reference.replace.outliner import DedupResult, Gate, Installer, ModuleInstaller, Outliner
+from reference.sort.deps import ordering_deps, pinned_targets
+from reference.sort.stable import stable_topological_sort
+from reference.track.offline import track_graph
+from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 Groups = Sequence[Sequence[Sequence[Node]]]  # region groups: regions of nodes, in torch's order

@@ -96,7 +96,7 @@ class BlockGraph:
 
 
 class Tracker(Protocol):
-    """What `feed` needs: torch's `GraphRegionTracker` and `reference.key.tracker`'s both fit."""
+    """What `feed` needs: torch's `GraphRegionTracker` and `reference.track.tracker`'s both fit."""
 
     def track_node(self, tx: Any, node: Node) -> None: ...
 

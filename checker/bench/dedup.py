@@ -24,8 +24,8 @@ import torch
 from checker.bench.blocks import nodes_per_block, repeated_segments
 from checker.proof.check import check_transformation
 from reference.graph_copy import copy_graph_module
-from reference.key.tracker import GraphRegionTracker
 from reference.pipeline import deduplicate
+from reference.track.tracker import GraphRegionTracker
 
 T = TypeVar("T")
 PER_SEGMENT = 4

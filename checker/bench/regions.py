@@ -31,8 +31,8 @@ from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracke
 from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
 from checker.io.reports import write_atomically
-from reference.key.offline import track_graph
 from reference.torch_version import TORCH
+from reference.track.offline import track_graph
 
 Node = torch.fx.Node
 Groups = tuple[tuple[tuple[str, ...], ...], ...]  # (groups, regions, node names)

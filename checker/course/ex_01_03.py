@@ -17,10 +17,10 @@ from reference.expand.graph_view import GraphView
 from reference.expand.lockstep import expand
 from reference.expand.regions import find_identical_regions, search_regions
 from reference.fx_helpers import NodeIndex
-from reference.key.keys import current_global_state, node_key, value_key
-from reference.key.offline import track_graph
-from reference.outline.contraction import Contraction
 from reference.pipeline import deduplicate
+from reference.replace.cycle import Contraction
+from reference.track.keys import current_global_state, node_key, value_key
+from reference.track.offline import track_graph
 
 # ---- 01 the key -------------------------------------------------------------------------------
 PAIRS = {

@@ -10,8 +10,8 @@ import torch.fx
 
 from checker.course.marking import Answer, Exercise, Verdict, names_of, same
 from reference.errors import FxOracleError
-from reference.order.deps import OrderingDeps
-from reference.order.sort import stable_topological_sort
+from reference.sort.deps import OrderingDeps
+from reference.sort.stable import stable_topological_sort
 from reference.split import split_module
 from reference.split.plan import plan_split
 

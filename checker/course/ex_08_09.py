@@ -16,8 +16,8 @@ from checker.oracle.diff.driver import run_diff
 from checker.oracle.sides.sides import COMPONENTS
 from reference.dynamo.capture import capture
 from reference.effects.alias_db import AliasDB
-from reference.order.deps import OrderingDeps
 from reference.policy import Policy
+from reference.sort.deps import OrderingDeps
 
 EXAMPLE = "checker.oracle.plugins.example:Example"
 PARTS = tuple(str(c) for c in COMPONENTS)

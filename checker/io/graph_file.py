@@ -25,7 +25,7 @@ from checker.io.user_code import existing, user_code
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
 from reference.fx_helpers import example_value
-from reference.key.offline import track_graph
+from reference.track.offline import track_graph
 
 __all__ = ["existing", "is_torch_save", "load_graph_module_file", "load_saved_module"]
 

@@ -39,7 +39,7 @@ from checker.io.model_file import Model, load_model_file
 from checker.io.pt2_scan import Archive, safe_copy, scan
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
-from reference.key.offline import track_graph
+from reference.track.offline import track_graph
 
 __all__ = ["load_any", "load_graph_module_file", "load_pt2", "load_saved_module"]
 Note = Callable[[str], None]  # told what was done differently from what the user may expect

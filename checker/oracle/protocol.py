@@ -50,11 +50,11 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 import torch.fx
 
-from reference.key.keys import ORIGIN_META as ORIGIN_META
-from reference.key.keys import CallSite as CallSite
-from reference.key.keys import GlobalState as GlobalState
-from reference.key.keys import Origin as Origin
-from reference.key.tracker import GraphRegionTracker
+from reference.track.keys import ORIGIN_META as ORIGIN_META
+from reference.track.keys import CallSite as CallSite
+from reference.track.keys import GlobalState as GlobalState
+from reference.track.keys import Origin as Origin
+from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 RegionGroups = tuple[tuple[tuple[str, ...], ...], ...]  # groups, regions, node names

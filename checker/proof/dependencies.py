@@ -32,7 +32,7 @@ from checker.proof.flat_render import render, render_parts
 from checker.proof.global_state import check_states, is_switch, states
 from checker.proof.verdict import Holds, Unknown, Verdict, Violated
 from reference.names import qualified_name
-from reference.order.deps import OrderingDeps
+from reference.sort.deps import OrderingDeps
 
 
 @dataclass(frozen=True, slots=True)

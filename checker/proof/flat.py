@@ -30,7 +30,7 @@ from reference.effects.node_effects import (
     writes,
 )
 from reference.fx_helpers import arg_key, example_value, flat_node_args, target_name
-from reference.outline.bodies import body_key
+from reference.replace.bodies import body_key
 
 Node = torch.fx.Node
 NODE_MARK = ("node",)  # constants are 2-tuples, so the marker never equals one

@@ -20,7 +20,7 @@ from checker.proof.shapes.check import compare_values, facts_of
 from checker.proof.shapes.prove import ShapeFacts
 from checker.proof.verdict import Holds, Violated
 from reference.fx_helpers import example_value
-from reference.outline.plan import OutlinePlan
+from reference.replace.plan import OutlinePlan
 
 Node = torch.fx.Node
 Group = Sequence[Sequence[Node]]

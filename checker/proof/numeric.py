@@ -32,7 +32,7 @@ from checker.proof.training import training_problem, trains
 from checker.proof.verdict import Holds, Unknown, Verdict
 from reference.errors import describe
 from reference.names import INVOKE
-from reference.outline.bodies import body_key
+from reference.replace.bodies import body_key
 
 CPU_NOTE = "run on the CPU: the graph's metadata is on CUDA and there is no CUDA device here"
 
@@ -64,7 +64,7 @@ def check_runtime(
     """torch's own `invoke_subgraph` runtime runs every subgraph of the transformed module and
     returns what its body computes (CHK-17). Each distinct call goes through the runtime once,
     on the first input set: a subgraph's first call, unless an earlier call had a body of the
-    same structure (`reference.outline.bodies.body_key`) and operands of the same metadata, which
+    same structure (`reference.replace.bodies.body_key`) and operands of the same metadata, which
     the runtime treats alike (torch's eager runtime retraces the body on every call: once per
     distinct call keeps the check's cost that of the graph); a failure, or other numbers or
     `requires_grad` flags than the body's, is torch's runtime's, and the verdict is Unknown."""

@@ -26,9 +26,9 @@ from checker.tools.checked_pipeline import gated_deduplicate
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
-from reference.key.offline import track_graph
-from reference.key.tracker import GraphRegionTracker
-from reference.outline.outliner import DedupResult
+from reference.replace.outliner import DedupResult
+from reference.track.offline import track_graph
+from reference.track.tracker import GraphRegionTracker
 
 LOGGER = "fxoracle"
 Transform = Callable[[torch.fx.GraphModule, GraphRegionTracker], DedupResult]

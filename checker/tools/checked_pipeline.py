@@ -26,12 +26,12 @@ from checker.proof.report import Report
 from reference.errors import FxOracleError
 from reference.expand.regions import RegionSearch, search_regions
 from reference.graph_copy import copy_graph_module
-from reference.key.keys import NodeKey
-from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
-from reference.outline.outliner import DedupResult
 from reference.pipeline import deduplicate
+from reference.replace.outliner import DedupResult
 from reference.split import split_module
+from reference.track.keys import NodeKey
+from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 

@@ -34,8 +34,8 @@ from reference.expand.lockstep import GroupExpansion
 from reference.expand.regions import RegionSearch, search_regions
 from reference.fx_helpers import NodeIndex
 from reference.graph_copy import copy_graph_module
-from reference.key.keys import NodeKey
 from reference.torch_version import TORCH
+from reference.track.keys import NodeKey
 
 Keys = Mapping[torch.fx.Node, NodeKey]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from reference.outline.outliner import DedupResult, Refused
+from reference.replace.outliner import DedupResult, Refused
 
 
 class Fate(StrEnum):

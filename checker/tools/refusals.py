@@ -20,7 +20,7 @@ from checker.io.reports import plural
 from reference.expand.graph_view import GraphView
 from reference.expand.lockstep import Step, StepRefusal
 from reference.fx_helpers import NodeIndex
-from reference.key.keys import NodeKey
+from reference.track.keys import NodeKey
 
 Difference = tuple[str, object, object]  # (field path, region 0's value, the other value)
 # the key fields a reader looks at first: what the node does, then with what, then where

@@ -16,7 +16,7 @@ from checker.tools.refusals import StepContext, StepLine, sorted_differences, st
 from reference.expand.lockstep import GroupExpansion
 from reference.expand.regions import RegionSearch
 from reference.fx_helpers import NodeIndex
-from reference.key.keys import NodeKey
+from reference.track.keys import NodeKey
 
 Keys = Mapping[torch.fx.Node, NodeKey]
 Owners = Mapping[NodeIndex, str]  # node -> "group g region k", for the kept groups so far

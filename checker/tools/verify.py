@@ -28,7 +28,7 @@ from checker.tools.outcomes import region_fates, region_outcomes
 from reference.dynamo.capture import Capture, capture
 from reference.fx_helpers import NodeIndex
 from reference.names import INVOKE
-from reference.outline.outliner import Refused, Replaced
+from reference.replace.outliner import Refused, Replaced
 from reference.torch_version import TORCH
 
 

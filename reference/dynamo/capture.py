@@ -26,8 +26,8 @@ from reference.effects.node_effects import UNKNOWN_META, WRITES_META
 from reference.effects.observed_writes import node_writes
 from reference.errors import FxOracleError, describe_with_cause
 from reference.graph_copy import copy_graph, copy_graph_module
-from reference.key.keys import ORIGIN_META
-from reference.key.tracker import GraphRegionTracker
+from reference.track.keys import ORIGIN_META
+from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 Pass = Callable[[Any], dict[str, torch.fx.GraphModule]]  # torch's `apply_graph_deduplication`

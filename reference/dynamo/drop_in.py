@@ -35,13 +35,13 @@ from reference.dynamo.capture import dynamo_pass, dynamo_tracker
 from reference.effects.observed_writes import graph_writes
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
-from reference.key.offline import track_graph
-from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
-from reference.order.deps import ordering_deps
-from reference.outline.outliner import DedupResult
 from reference.pipeline import outline
 from reference.policy import RIGHT, TORCH, Policy
+from reference.replace.outliner import DedupResult
+from reference.sort.deps import ordering_deps
+from reference.track.offline import track_graph
+from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 

@@ -1,2 +1,5 @@
-"""Chapter 04, ordering: `deps` (the extra ordering dependencies), `sort` (the stable
-topological sort)."""
+"""Deprecated: see `reference.deprecated`."""
+
+from reference.deprecated import alias_package
+
+alias_package(__name__)

@@ -20,7 +20,7 @@ from torch.fx.experimental.symbolic_shapes import free_symbols
 
 from reference.errors import FxOracleError
 from reference.fx_helpers import NodeIndex, attribute
-from reference.order.deps import OrderingDeps
+from reference.sort.deps import OrderingDeps
 
 PartitionId = NewType("PartitionId", int)
 

@@ -12,8 +12,8 @@ import torch
 from checker.tools.render.pictures import storage_timeline
 from reference.dynamo.capture import capture
 from reference.effects.alias_db import AliasDB
-from reference.order.deps import OrderingDeps
-from reference.order.sort import stable_topological_sort
+from reference.sort.deps import OrderingDeps
+from reference.sort.stable import stable_topological_sort
 from reference.policy import Policy
 
 

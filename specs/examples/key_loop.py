@@ -5,7 +5,7 @@ import operator
 import torch
 
 from reference.dynamo.capture import capture
-from reference.key.keys import summary
+from reference.track.keys import summary
 
 
 def model(x: torch.Tensor) -> torch.Tensor:

@@ -11,8 +11,8 @@ import torch
 import torch.fx
 
 from checker.tools.render.pictures import sort_steps, users_picture
-from reference.order.deps import OrderingDeps
-from reference.order.sort import SortStep, node_deps, order_indices, stable_topological_sort
+from reference.sort.deps import OrderingDeps
+from reference.sort.stable import SortStep, node_deps, order_indices, stable_topological_sort
 
 
 def build() -> tuple[torch.fx.GraphModule, dict[str, torch.fx.Node]]:

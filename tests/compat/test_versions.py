@@ -11,8 +11,8 @@ import sys
 import pytest
 import torch
 
-from reference.key.keys import current_global_state
 from reference.torch_version import MIRRORED, TORCH, behaviour_of, release
+from reference.track.keys import current_global_state
 from tests.support.paths import ROOT
 
 

@@ -56,7 +56,7 @@ def build() -> torch.fx.GraphModule:
     "08.1": 'COMPARED = {"tracker", "dedup", "sort", "split"}\nSKIPPED = set()\nFAILS = True',
     # a sort that erases nothing: no planted bug at all
     "08.2": """
-from reference.order.sort import stable_topological_sort
+from reference.sort.stable import stable_topological_sort
 
 
 class DropsDeadNodes:

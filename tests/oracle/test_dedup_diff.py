@@ -11,9 +11,9 @@ import torch
 
 from checker.proof.draws import seeded
 from reference.dynamo.capture import capture, fresh_inputs
-from reference.outline.outliner import DedupResult
 from reference.pipeline import deduplicate
 from reference.policy import RIGHT, Policy
+from reference.replace.outliner import DedupResult
 from tests.support.corpus import corpus_files, load_model_file, torch_raw_dedup
 from tests.support.dedup_summary import DedupSummary, summarize_dedup
 

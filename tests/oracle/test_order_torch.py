@@ -21,7 +21,7 @@ from torch.fx import Graph, Node
 from torch.utils._ordered_set import OrderedSet
 
 from reference.errors import FxOracleError
-from reference.order.sort import node_deps, stable_topological_sort
+from reference.sort.stable import node_deps, stable_topological_sort
 from tests.reference.test_order import ExtraDeps, by_name, names
 
 _UNARY: tuple[Callable[..., object], ...] = (torch.sin, torch.neg, torch.relu)

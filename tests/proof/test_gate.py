@@ -13,8 +13,8 @@ import torch.fx
 
 from checker.proof.gate import make_gate
 from reference.dynamo.capture import Capture, capture
-from reference.outline.plan import plan_outline
 from reference.pipeline import deduplicate
+from reference.replace.plan import plan_outline
 from tests.support.corpus import CORPUS_DIR, load_model_file
 
 pytestmark = pytest.mark.filterwarnings("ignore")

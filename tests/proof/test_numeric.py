@@ -18,10 +18,10 @@ from checker.proof.runs import differ, tolerance
 from checker.proof.verdict import Holds, Unknown, Violated
 from reference.dynamo.capture import Capture, capture
 from reference.graph_copy import copy_graph_module
-from reference.key.tracker import GraphRegionTracker
 from reference.names import INVOKE
 from reference.pipeline import deduplicate
 from reference.torch_version import TORCH
+from reference.track.tracker import GraphRegionTracker
 
 
 def masked(t: torch.Tensor) -> torch.Tensor:

@@ -16,13 +16,13 @@ from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import Capture, capture
 from reference.effects.alias_db import AliasDB
 from reference.expand.regions import search_regions
-from reference.order.deps import OrderingDeps, pinned_targets
-from reference.outline.legality import OutlineContext, Refusal
-from reference.outline.outliner import ModuleInstaller, Outliner
-from reference.outline.plan import OutlinePlan
-from reference.outline.replace import Call
 from reference.pipeline import deduplicate
 from reference.policy import RIGHT
+from reference.replace.legality import OutlineContext, Refusal
+from reference.replace.outliner import ModuleInstaller, Outliner
+from reference.replace.plan import OutlinePlan
+from reference.replace.region import Call
+from reference.sort.deps import OrderingDeps, pinned_targets
 from tests.support.corpus import corpus_files, load_model_file
 
 Node = torch.fx.Node

@@ -11,10 +11,10 @@ import torch
 import torch.fx
 
 from reference.dynamo.capture import capture
-from reference.key.offline import track_graph
-from reference.outline.contraction import Contraction
-from reference.outline.legality import Refusal
 from reference.pipeline import deduplicate, outline_groups
+from reference.replace.cycle import Contraction
+from reference.replace.legality import Refusal
+from reference.track.offline import track_graph
 from tests.support.corpus import CORPUS_DIR, load_model_file
 
 Node = torch.fx.Node

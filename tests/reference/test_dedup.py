@@ -11,11 +11,11 @@ import torch.fx
 
 from reference.dynamo.capture import Capture, capture, fresh_inputs
 from reference.effects.alias_db import AliasDB
-from reference.key.tracker import GraphRegionTracker
-from reference.outline.legality import Refusal
-from reference.outline.outliner import DedupResult
-from reference.outline.plan import OutlinePlan, plan_outline
 from reference.pipeline import deduplicate, outline_groups
+from reference.replace.legality import Refusal
+from reference.replace.outliner import DedupResult
+from reference.replace.plan import OutlinePlan, plan_outline
+from reference.track.tracker import GraphRegionTracker
 from tests.reference.test_deps import by_name
 from tests.support.corpus import CORPUS_DIR, load_model_file
 

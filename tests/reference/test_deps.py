@@ -21,9 +21,9 @@ from torch.fx import Graph, GraphModule, Node
 from torch.fx.node import Argument
 from torch.utils._ordered_set import OrderedSet
 
-from reference.order.deps import OrderingDeps
-from reference.order.sort import stable_topological_sort
 from reference.policy import Policy
+from reference.sort.deps import OrderingDeps
+from reference.sort.stable import stable_topological_sort
 
 UNPINNED = Policy(pin_grad_mode=False)  # torch's grad-mode rule (SRT-8)
 

@@ -16,8 +16,8 @@ import torch
 from torch.amp.autocast_mode import _enter_autocast
 from torch.fx import Graph, Node
 
-from reference.order.deps import OrderingDeps
 from reference.policy import Policy
+from reference.sort.deps import OrderingDeps
 from tests.reference.test_deps import named, torch_deps
 
 UNPINNED = Policy(pin_grad_mode=False)  # torch's grad-mode rule (SRT-8)

@@ -19,8 +19,8 @@ import torch
 from torch._dynamo.graph_deduplication import _stable_topological_sort
 from torch.fx import Graph, GraphModule, Node
 
-from reference.order.deps import OrderingDeps
-from reference.order.sort import stable_topological_sort
+from reference.sort.deps import OrderingDeps
+from reference.sort.stable import stable_topological_sort
 from tests.reference.test_deps import call, names, random_graph, torch_deps, torch_redirect
 from tests.reference.test_deps_replacement import random_erasures
 from tests.support.corpus import keep_single_use

@@ -19,9 +19,9 @@ from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.fx import Graph, Node
 from torch.utils._ordered_set import OrderedSet
 
-from reference.order.deps import OrderingDeps
-from reference.order.sort import stable_topological_sort
 from reference.policy import TORCH
+from reference.sort.deps import OrderingDeps
+from reference.sort.stable import stable_topological_sort
 from tests.reference.test_deps import (
     TorchDeps,
     by_name,

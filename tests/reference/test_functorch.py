@@ -16,10 +16,10 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from reference.dynamo.capture import Capture, capture
 from reference.effects.node_effects import Unreadable, storage_of
-from reference.key.offline import track_graph
-from reference.order.deps import OrderingDeps
-from reference.outline.legality import Refusal
 from reference.pipeline import deduplicate, outline_groups
+from reference.replace.legality import Refusal
+from reference.sort.deps import OrderingDeps
+from reference.track.offline import track_graph
 
 Node = torch.fx.Node
 BATCHED = "a vmap-batched tensor: its metadata hides the transform's dimension and level"

@@ -15,9 +15,9 @@ from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 from reference.dynamo.capture import capture
 from reference.names import INVOKE
-from reference.outline.bodies import same_body
-from reference.outline.legality import Refusal, runtime_takes
 from reference.pipeline import deduplicate, outline_groups
+from reference.replace.bodies import same_body
+from reference.replace.legality import Refusal, runtime_takes
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.models import njt_blocks, njt_inputs
 

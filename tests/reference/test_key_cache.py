@@ -17,9 +17,9 @@ from torch._subclasses.fake_tensor import FakeTensorMode, extract_tensor_metadat
 from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import capture
 from reference.fx_helpers import example_value
-from reference.key.fast_keys import KeyCache
-from reference.key.keys import TensorMeta, tensor_meta
-from reference.key.offline import track_graph, track_graph_plainly
+from reference.track.fast_keys import KeyCache
+from reference.track.keys import TensorMeta, tensor_meta
+from reference.track.offline import track_graph, track_graph_plainly
 from tests.support.corpus import corpus_files, load_model_file
 
 RANDOM_MODELS = 24

@@ -12,7 +12,7 @@ import torch
 import torch.fx
 from torch.fx.node import Argument
 
-from reference.key.keys import (
+from reference.track.keys import (
     CallSite,
     Const,
     NodeKey,
@@ -24,7 +24,7 @@ from reference.key.keys import (
     node_key,
     value_key,
 )
-from reference.key.tracker import GraphRegionTracker
+from reference.track.tracker import GraphRegionTracker
 
 SITE = CallSite("model.py", 3, 10)
 

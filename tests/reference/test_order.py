@@ -18,7 +18,7 @@ from torch.fx import Graph, Node
 from torch.utils._ordered_set import OrderedSet
 
 from reference.errors import FxOracleError
-from reference.order.sort import (
+from reference.sort.stable import (
     Cycle,
     SortStep,
     apply_order,

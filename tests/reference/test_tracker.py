@@ -9,10 +9,10 @@ import torch._dynamo.output_graph as output_graph
 
 from reference.dynamo.capture import Capture, capture, dynamo_tracker
 from reference.expand.regions import find_identical_regions
-from reference.key.keys import ORIGIN_META, Origin
-from reference.key.offline import track_graph
-from reference.key.tracker import GraphRegionTracker
 from reference.names import qualified_name
+from reference.track.keys import ORIGIN_META, Origin
+from reference.track.offline import track_graph
+from reference.track.tracker import GraphRegionTracker
 
 
 def _regions(c: Capture) -> list[list[list[str]]]:

@@ -14,10 +14,10 @@ import torch.fx
 
 from checker.tools.backend import verify_backend
 from reference.errors import FxOracleError
-from reference.key.tracker import GraphRegionTracker
-from reference.outline.outliner import DedupResult
 from reference.pipeline import deduplicate
+from reference.replace.outliner import DedupResult
 from reference.torch_version import TORCH
+from reference.track.tracker import GraphRegionTracker
 from tests.support.models import Stack
 
 # torch 2.11 only: inside a torch.compile backend its eager invoke_subgraph, run on the real

@@ -28,8 +28,8 @@ from checker.bench.blocks import (
 from checker.bench.regions import Measure, Row, Target, exponent, targets
 from checker.cli import main
 from reference.errors import FxOracleError
-from reference.key.offline import track_graph
-from reference.key.tracker import GraphRegionTracker
+from reference.track.offline import track_graph
+from reference.track.tracker import GraphRegionTracker
 
 Names = list[list[list[str]]]
 

@@ -13,7 +13,7 @@ from checker.tools.explain import run_explain
 from checker.tools.verify import run_verify
 from reference.expand.graph_view import GraphView
 from reference.expand.lockstep import Expansion, expand
-from reference.outline.plan import OutlinePlan
+from reference.replace.plan import OutlinePlan
 from tests.support.paths import EXAMPLES
 
 

@@ -16,7 +16,7 @@ from checker.io.model_file import model_from_source
 from checker.oracle.campaign.findings import Campaign
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError
-from reference.key.offline import track_graph
+from reference.track.offline import track_graph
 from tests.support.paths import CORPUS
 
 pytestmark = pytest.mark.spec("FIL-8")

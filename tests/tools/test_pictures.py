@@ -11,7 +11,7 @@ import torch.fx
 from checker.tools.render.pictures import cycle_picture, storage_names, users_picture
 from reference.dynamo.capture import capture
 from reference.effects.alias_db import AliasDB
-from reference.order.deps import OrderingDeps
+from reference.sort.deps import OrderingDeps
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -12,7 +12,7 @@ import torch
 from checker.tools.explain import lesson_of, render_text
 from checker.tools.refusals import key_differences
 from reference.dynamo.capture import capture
-from reference.key.keys import Const, Seq, value_key
+from reference.track.keys import Const, Seq, value_key
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -17,7 +17,7 @@ from checker.tools.outcomes import Fate
 from checker.tools.verify import render_text as verify_text
 from checker.tools.verify import run_verify
 from reference.dynamo.capture import capture
-from reference.outline.plan import OutlinePlan
+from reference.replace.plan import OutlinePlan
 from tests.support.paths import CORPUS
 
 pytestmark = pytest.mark.filterwarnings("ignore")

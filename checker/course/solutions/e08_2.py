@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import torch.fx
 
-from reference.order.sort import stable_topological_sort
+from reference.sort.stable import stable_topological_sort
 
 
 class DropsDeadNodes:

@@ -91,8 +91,8 @@ def sort_input(
     """A copy of `base` with its body scrambled (`reversed`, or a seeded shuffle), and torch's
     ordering deps for it (mutation order and autocast pins), computed before scrambling."""
     from reference.graph_copy import copy_graph_module
-    from reference.order.deps import OrderingDeps
     from reference.policy import TORCH
+    from reference.sort.deps import OrderingDeps
 
     gm = copy_graph_module(base).gm
     nodes = list(gm.graph.nodes)

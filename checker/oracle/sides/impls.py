@@ -21,9 +21,9 @@ from checker.oracle.sides.cases import PARTITIONED
 from checker.oracle.sides.torch_side import torch_dedup, torch_regions
 from reference.errors import FxOracleError
 from reference.expand.regions import search_regions
-from reference.order.sort import stable_topological_sort
 from reference.pipeline import deduplicate
 from reference.policy import RIGHT, Policy
+from reference.sort.stable import stable_topological_sort
 from reference.split import split_module
 from reference.torch_version import TORCH
 

@@ -18,7 +18,7 @@ import torch.fx
 
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.names import qualified_name
-from reference.order.sort import SortStep
+from reference.sort.stable import SortStep
 from reference.split.plan import PartitionPlan, SplitPlan
 
 Node = torch.fx.Node

@@ -16,12 +16,12 @@ import torch
 import torch.fx
 
 from reference.fx_helpers import attribute
-from reference.order.deps import OrderingDeps
-from reference.outline.contraction import Contraction
-from reference.outline.legality import OutlineContext, Refusal, group_refusal, region_refusal
-from reference.outline.plan import OutlinePlan, build_subgraph, plan_outline
-from reference.outline.replace import Call, replace_region
 from reference.policy import Policy
+from reference.replace.cycle import Contraction
+from reference.replace.legality import OutlineContext, Refusal, group_refusal, region_refusal
+from reference.replace.plan import OutlinePlan, build_subgraph, plan_outline
+from reference.replace.region import Call, replace_region
+from reference.sort.deps import OrderingDeps
 
 Node = torch.fx.Node
 Group = Sequence[Sequence[Node]]  # the regions of one group, region 0 the representative

@@ -18,17 +18,17 @@ import torch.fx
 
 from reference.fx_helpers import example_value
 from reference.names import INVOKE
-from reference.order.deps import OrderingDeps
-from reference.outline.dead import dead_readers
-from reference.outline.legality import OutlineContext, getitem_users
-from reference.outline.plan import (
+from reference.policy import RIGHT, Policy
+from reference.replace.dead import dead_readers
+from reference.replace.legality import OutlineContext, getitem_users
+from reference.replace.plan import (
     OutlinePlan,
     is_tuple_node,
     operands,
     output_width,
     tuple_output_spec,
 )
-from reference.policy import RIGHT, Policy
+from reference.sort.deps import OrderingDeps
 
 Node = torch.fx.Node
 

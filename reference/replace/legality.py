@@ -23,11 +23,11 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import example_value, flat_node_args
-from reference.key.keys import functorch_kind
 from reference.names import INVOKE
-from reference.outline.bodies import same_body
-from reference.outline.dead import dead_nodes
-from reference.outline.plan import OutlinePlan, external_usages, is_tuple_node, operands, usage_node
+from reference.replace.bodies import same_body
+from reference.replace.dead import dead_nodes
+from reference.replace.plan import OutlinePlan, external_usages, is_tuple_node, operands, usage_node
+from reference.track.keys import functorch_kind
 
 Node = torch.fx.Node
 Resolve = Callable[[str], object]

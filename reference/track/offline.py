@@ -15,9 +15,9 @@ import torch.fx
 
 from reference.effects.node_effects import writes
 from reference.errors import expect
-from reference.key.fast_keys import track_graph_fast
-from reference.key.keys import GlobalState, call_site_from_stack_trace, current_global_state
-from reference.key.tracker import GraphRegionTracker
+from reference.track.fast_keys import track_graph_fast
+from reference.track.keys import GlobalState, call_site_from_stack_trace, current_global_state
+from reference.track.tracker import GraphRegionTracker
 
 
 def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:

@@ -28,7 +28,8 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.effects.node_effects import WRITES_META, WRITING_KWARGS, target_may_write, writes
 from reference.fx_helpers import example_value
-from reference.key.keys import (
+from reference.names import qualified_name
+from reference.track.keys import (
     ArgKey,
     CallSite,
     Const,
@@ -44,8 +45,7 @@ from reference.key.keys import (
     tensor_meta,
     value_key,
 )
-from reference.key.tracker import GraphRegionTracker
-from reference.names import qualified_name
+from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 Target = Any  # an fx node's target: a string, a callable or an op overload (all hashable)

@@ -19,7 +19,7 @@ import torch
 import torch.fx
 
 from reference.fx_helpers import example_value, flat_node_args
-from reference.outline.bodies import is_body
+from reference.replace.bodies import is_body
 
 Node = torch.fx.Node
 

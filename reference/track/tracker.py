@@ -2,7 +2,7 @@
 
 `GraphRegionTracker` is a drop-in for torch's class of the same name: Dynamo calls
 `track_node(tx, node)` as it creates nodes (live mode, see `reference.dynamo.capture`), and
-`track_node_mutations` / `add_node_mutation` when it sees a value change. `reference.key.offline`
+`track_node_mutations` / `add_node_mutation` when it sees a value change. `reference.track.offline`
 keys an already captured graph from node metadata instead (offline mode).
 """
 
@@ -16,7 +16,7 @@ import torch.fx
 from torch.utils._ordered_set import OrderedSet
 
 from reference.expand.regions import Buckets, find_identical_regions
-from reference.key.keys import (
+from reference.track.keys import (
     CallSite,
     GlobalState,
     NodeKey,

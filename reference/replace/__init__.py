@@ -1,0 +1,3 @@
+"""Chapter 03, replace: what a group's subgraph takes and returns (`plan`), every refusal
+(`legality`), the cycle refusal (`cycle`), one region becomes one call (`region`), higher-order
+ops' bodies (`bodies`), dead code (`dead`), and the pass over every group (`outliner`)."""

@@ -1,0 +1,2 @@
+"""Chapter 04, sort: the extra ordering dependencies (`deps`) and the stable topological sort
+(`stable`)."""

@@ -1,0 +1,36 @@
+"""The old module paths (`reference.key`, `reference.outline`, `reference.order`) still import,
+warn once, and name the very modules of the new paths (README's public surface, issue 33)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from reference.deprecated import MOVED
+
+_PROBE = """
+import importlib, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    old = importlib.import_module({old!r})
+    new = importlib.import_module({new!r})
+print(old is new, [str(w.message) for w in caught if w.category is DeprecationWarning])
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (f"{package}.{name}", target)
+        for package, moves in MOVED.items()
+        for name, target in moves.items()
+    ],
+)
+def test_an_old_module_path_is_the_new_module_with_a_warning(old: str, new: str) -> None:
+    probe = _PROBE.format(old=old, new=new)
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    package = old.rpartition(".")[0]
+    expected = f"{package} is deprecated, use {new.rpartition('.')[0]}"
+    assert run.stdout.strip() == f"True [{expected!r}]"
