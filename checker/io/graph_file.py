@@ -88,7 +88,7 @@ def graph_capture(p: Path, found: Mapping[str, Any]) -> Capture:
         )
     if any(example_value(n) is None for n in gm.graph.nodes if n.op != "output"):
         _propagate_fake(p, gm, inputs)
-    return Capture(gm, track_graph(gm.graph), inputs, is_dynamic(gm))
+    return Capture(gm, track_graph(gm.graph, fast=True), inputs, is_dynamic(gm))
 
 
 def _propagate_fake(p: Path, gm: torch.fx.GraphModule, inputs: tuple[Any, ...]) -> None:

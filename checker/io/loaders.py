@@ -74,7 +74,7 @@ def load_pt2(path: str | Path, *, trust_pickles: bool = False, note: Note | None
         note(f"{p}: its sample inputs are a pickle, not read; inputs are built from the graph's "
              "metadata (--trust-pickles reads them)")  # fmt: skip
     gm = _flat_module(module)
-    return Capture(gm, track_graph(gm.graph), _pt2_inputs(exported, gm), is_dynamic(gm))
+    return Capture(gm, track_graph(gm.graph, fast=True), _pt2_inputs(exported, gm), is_dynamic(gm))
 
 
 def _exported(p: Path, archive: Archive, trust_pickles: bool) -> Any:

@@ -126,7 +126,7 @@ def verify_graph(
     """Deduplicate a copy of `gm` with `transform` (default: `gated_deduplicate`) and check it
     against `gm`; `gm` is left as it was."""
     copy = copy_graph_module(gm).gm
-    tracker = track_graph(copy.graph)
+    tracker = track_graph(copy.graph, fast=True)
     search = search_regions(copy.graph, tracker.buckets())
     groups = search.group_names()
     nodes = len(gm.graph.nodes)

@@ -1,7 +1,9 @@
 """Offline keying's fast path: one graph's tracker with every value described once (spec chapter
 01, TRK-13).
 
-`track_graph_fast(graph)` is `offline.track_graph_plainly(graph)`, computed faster. A captured
+`track_graph_fast(graph)` is `reference.track.offline.track_graph(graph)`, computed faster
+(`track_graph(graph, fast=True)` calls it; `tests/reference/test_key_cache.py` proves the two
+equal). A captured
 graph's metadata no longer changes, so a node's argument key is the same for every user of the
 node: `KeyCache` describes each node's example value once, and each distinct dense tensor
 layout (dtype, sizes, strides, device, grad and view flags) once. Every distinct description,
@@ -32,7 +34,6 @@ from reference.names import qualified_name
 from reference.track.keys import (
     ArgKey,
     CallSite,
-    Const,
     Dict,
     GlobalState,
     Missing,
@@ -41,6 +42,7 @@ from reference.track.keys import (
     TensorMeta,
     Unkeyable,
     call_site_from_stack_trace,
+    constant_key,
     current_global_state,
     tensor_meta,
     value_key,
@@ -161,10 +163,6 @@ class KeyCache:
         return NodeKey(self._states.values[state], self._sites.values[site], op, name, names,
                        tuple(v[i] for i in args), tuple(v[i] for i in kwargs))  # fmt: skip
 
-    def arg_key(self, arg: Any) -> ArgKey:
-        """`keys.arg_key(arg)`; a node's description is computed on its first use only."""
-        return self._args.values[self._arg_id(arg)]
-
     def tensor_meta(self, t: torch.Tensor) -> TensorMeta:
         """`keys.tensor_meta(t)`, computed once per distinct dense layout."""
         meta = self._args.values[self._tensor_id(t)]
@@ -178,9 +176,8 @@ class KeyCache:
             return self._describe(arg) if found is None else found
         if kind in _EXACT_CONSTANTS:
             found = self._const_ids.get((kind, arg))
-            if found is None:  # `keys.constant_key`'s first case
-                constant = Const(kind.__name__, repr(arg))
-                found = self._const_ids[(kind, arg)] = self._args.id_of(constant)
+            if found is None:
+                found = self._const_ids[(kind, arg)] = self._args.id_of(constant_key(arg))
             return found
         if isinstance(arg, Node):
             return self._describe(arg)
@@ -201,10 +198,10 @@ class KeyCache:
         return found
 
     def _value_key(self, value: Any) -> ArgKey:
-        """`keys.arg_key(value)`, with the nodes and tensors inside containers described once:
+        """`keys.value_key(value)`, with the nodes and tensors inside containers described once:
         containers are walked here as `keys.value_key` walks them, anything else goes there."""
         if isinstance(value, Node):
-            return self.arg_key(value)
+            return self._args.values[self._describe(value)]
         if isinstance(value, torch.Tensor):
             return self.tensor_meta(value)
         if isinstance(value, (tuple, list)):
@@ -278,8 +275,8 @@ def _memo(memo: dict[Target, T], target: Target, compute: Callable[[Target], T])
 
 
 def track_graph_fast(graph: torch.fx.Graph) -> GraphRegionTracker:
-    """`offline.track_graph_plainly(graph)`: the same buckets, keys, untracked nodes and
-    mutated positions (TRK-13)."""
+    """`offline.track_graph(graph)`: the same buckets, keys, untracked nodes and mutated
+    positions (TRK-13)."""
     cache = KeyCache()
     with collector_paused(), cache.reading():
         return _track_all(graph, cache)
@@ -289,7 +286,7 @@ def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
     tracker = GraphRegionTracker()
     keyed: dict[RawKey, tuple[NodeKey, list[Node]]] = {}  # each distinct key's bucket
     to_key, to_bucket = tracker.node_to_key, tracker.node_to_duplicates
-    buckets = tracker.key_to_duplicates
+    buckets = tracker.hash_to_duplicates
     for node, raw, may_write in cache.keys(graph.nodes, current_global_state()):
         if isinstance(raw, Unkeyable):
             tracker.untracked[node] = str(raw)
@@ -299,7 +296,7 @@ def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
                 key = cache.node_key(raw)
                 found = keyed[raw] = key, buckets.setdefault(key, [])
             key, bucket = found
-            bucket.append(node)  # `tracker.add(node, key)`, inline: offline keying's hot loop
+            bucket.append(node)  # `tracker.track_with`'s bucketing, inline: the hot loop
             to_key[node] = key
             to_bucket[node] = bucket
         if may_write:
