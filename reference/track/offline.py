@@ -2,9 +2,9 @@
 01, TRK-10).
 
 `track_graph(graph)` is the definition, one node at a time through `keys.node_key`.
-`track_graph(graph, fast=True)` returns the same tracker faster, through `reference.fast.keys`
-(TRK-13; `tests/reference/test_key_cache.py` proves the two equal): callers that key large
-graphs (the CLI's loaders, its torch.compile backend, the bench) ask for it.
+`reference.fast.keys.track_graph_fast(graph)` returns the same tracker faster (TRK-13;
+`tests/reference/test_key_cache.py` proves the two equal): callers that key large graphs (the
+CLI's loaders, its torch.compile backend, the bench) call it instead.
 """
 
 from __future__ import annotations
@@ -16,21 +16,17 @@ import torch.fx
 
 from reference.effects.node_effects import writes
 from reference.errors import expect
-from reference.fast.keys import track_graph_fast
 from reference.track.keys import call_site_from_stack_trace, current_global_state
 from reference.track.tracker import GraphRegionTracker
 
 
-def track_graph(graph: torch.fx.Graph, *, fast: bool = False) -> GraphRegionTracker:
+def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
     """Key every node of a captured graph (TRK-10). The call site is the innermost frame each
     node's `stack_trace` records (the user's line; torch's own files are not in it); argument
     metadata comes from `example_value` (Dynamo) or `val` (export). The global state is the
     process's, except grad mode, which follows the graph's own `_set_grad_enabled` calls.
-    Mutated positions are what live capture recorded, else what the op declares (EFF-1, TRK-8).
-    `fast=True`: the same tracker, computed by `reference.fast.keys` (TRK-13)."""
+    Mutated positions are what live capture recorded, else what the op declares (EFF-1, TRK-8)."""
     expect(graph, torch.fx.Graph, "track_graph: graph")  # FIL-6
-    if fast:
-        return track_graph_fast(graph)
     tracker = GraphRegionTracker()
     state = current_global_state()
     for node in graph.nodes:

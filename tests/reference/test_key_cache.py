@@ -1,5 +1,5 @@
-"""TRK-13: offline keying's fast path (`track_graph(graph, fast=True)`, `reference.fast.keys`)
-gives the tracker of the plain path (`track_graph(graph)`, one `keys.node_key` per node), key for
+"""TRK-13: offline keying's fast path (`reference.fast.keys.track_graph_fast`) gives the
+tracker of the plain path (`track_graph(graph)`, one `keys.node_key` per node), key for
 key, bucket for bucket, on the corpus, random models and odd tensors; and the plain path's tensor
 metadata is torch's own (`extract_tensor_metadata`), read directly.
 """
@@ -16,7 +16,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode, extract_tensor_metadat
 
 from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import capture
-from reference.fast.keys import KeyCache
+from reference.fast.keys import KeyCache, track_graph_fast
 from reference.fx_helpers import example_value
 from reference.track.keys import TensorMeta, tensor_meta
 from reference.track.offline import track_graph
@@ -45,7 +45,7 @@ def assert_same_keys(graph: torch.fx.Graph) -> int:
     """The fast tracker equals the plain one: every node's key, its bucket (members in order),
     the untracked nodes with their reasons, the mutated positions; every tensor argument's
     metadata is torch's. Returns how many nodes were keyed."""
-    fast, plain = track_graph(graph, fast=True), track_graph(graph)
+    fast, plain = track_graph_fast(graph), track_graph(graph)
     assert fast.node_to_key == plain.node_to_key, "TRK-13: keys differ"
     assert list(fast.hash_to_duplicates.items()) == list(plain.hash_to_duplicates.items())
     for node, bucket in plain.node_to_duplicates.items():
@@ -162,7 +162,7 @@ def test_trk13_subclass_torch_function_read_as_outside(outside: str) -> None:
     }
     with contexts[outside]:
         assert assert_same_keys(graph) == 4
-        keys = track_graph(graph, fast=True).node_to_key
+        keys = track_graph_fast(graph).node_to_key
         expected = outside == "enabled"
         assert liar.requires_grad is expected
     metas = [k.args[0] for k in keys.values() if k.op == "call_function"]
