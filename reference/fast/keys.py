@@ -42,12 +42,12 @@ from reference.track.keys import (
     Seq,
     TensorMeta,
     Unkeyable,
-    call_site_from_stack_trace,
     constant_key,
     current_global_state,
     tensor_meta,
     value_key,
 )
+from reference.track.offline import call_site_from_stack_trace
 from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
@@ -105,7 +105,7 @@ class KeyCache:
             self._outside_enabled = None
 
     def site_id(self, stack_trace: str | None) -> int:
-        """The interned `keys.call_site_from_stack_trace(stack_trace)`, parsed once per trace."""
+        """The interned `offline.call_site_from_stack_trace(stack_trace)`, parsed once per trace."""
         found = self._trace_ids.get(stack_trace)
         if found is None:
             site = call_site_from_stack_trace(stack_trace)

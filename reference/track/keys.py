@@ -11,7 +11,6 @@ faster (TRK-13).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -237,19 +236,3 @@ def _memory_format(t: torch.Tensor) -> str:
         return "None"
     suggested = suggest_memory_format(t)
     return str(suggested) if t.is_contiguous(memory_format=suggested) else "None"
-
-
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-
-
-def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
-    """The innermost frame a node's `stack_trace` records (offline mode, TRK-10); no bytecode
-    offset. Dynamo leaves torch's own files out of `stack_trace`, so a call inside one of
-    torch's `nn` modules has the user's line that called the module."""
-    if not stack_trace:
-        return None
-    frames = list(_FRAME.finditer(stack_trace))
-    if not frames:
-        return None
-    last = frames[-1]
-    return CallSite(last["file"], int(last["line"]), None)

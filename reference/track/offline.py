@@ -1,5 +1,6 @@
 """Offline keying: the tracker of an already captured graph, from node metadata (spec chapter
-01, TRK-10).
+01, TRK-10). torch keys live only; this module is what fxoracle adds, the call site read from a
+node's `stack_trace` included.
 
 `track_graph(graph)` is the definition, one node at a time through `keys.node_key`.
 `reference.fast.keys.track_graph_fast(graph)` returns the same tracker faster (TRK-13;
@@ -9,6 +10,7 @@ CLI's loaders, its torch.compile backend, the bench) call it instead.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import torch
@@ -16,7 +18,7 @@ import torch.fx
 
 from reference.effects.node_effects import writes
 from reference.errors import expect
-from reference.track.keys import call_site_from_stack_trace, current_global_state
+from reference.track.keys import CallSite, current_global_state
 from reference.track.tracker import GraphRegionTracker
 
 
@@ -38,3 +40,17 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
         for position in writes(node):
             tracker.add_node_mutation(node, position)
     return tracker
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
+    """The innermost frame a node's `stack_trace` records (offline mode, TRK-10); no bytecode
+    offset. Dynamo leaves torch's own files out of `stack_trace`, so a call inside one of
+    torch's `nn` modules has the user's line that called the module."""
+    frames = _FRAME.findall(stack_trace or "")
+    if not frames:
+        return None
+    filename, line = frames[-1]
+    return CallSite(filename, int(line), None)
