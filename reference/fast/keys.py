@@ -3,16 +3,16 @@
 
 `track_graph_fast(graph)` is `reference.track.offline.track_graph(graph)`, computed faster
 (`tests/reference/test_key_cache.py` proves the two equal); callers that key large graphs ask
-for it by calling it. A captured
-graph's metadata no longer changes, so a node's argument key is the same for every user of the
-node: `KeyCache` describes each node's example value once, and each distinct dense tensor
-layout (dtype, sizes, strides, device, grad and view flags) once. Every distinct description,
-call site and global state is interned to a small integer, so a node's key is first a `RawKey`,
-a tuple of integers and strings that Python hashes without calling back into Python code; the
-readable `NodeKey` is built once per distinct raw key. Live tracking does not use it: there, an
-in-place op may still change a value's metadata (`t_()`) after it was read. The cyclic garbage
-collector is paused meanwhile: keying allocates nothing cyclic, and each of the collector's
-passes would walk every node and fake tensor of the graph again.
+for it by calling it. A captured graph's metadata no longer changes, so a node's argument key is
+the same for every user of the node: `KeyCache` describes each node's example value once, and
+each distinct dense tensor layout (dtype, sizes, strides, device, grad and view flags) once.
+Every distinct description, call site and global state is interned to a small integer, so a
+node's key is first a `RawKey`, a tuple of integers and strings that Python hashes without
+calling back into Python code; the readable `NodeKey` is built once per distinct raw key. Live
+tracking does not use it: there, an in-place op may still change a value's metadata (`t_()`)
+after it was read. The cyclic garbage collector is paused meanwhile: keying allocates nothing
+cyclic, and each of the collector's passes would walk every node and fake tensor of the graph
+again.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.effects.node_effects import WRITES_META, WRITING_KWARGS, target_may_write, writes
-from reference.errors import expect
 from reference.fx_helpers import example_value
 from reference.names import qualified_name
 from reference.track.keys import (
@@ -278,7 +277,6 @@ def _memo(memo: dict[Target, T], target: Target, compute: Callable[[Target], T])
 def track_graph_fast(graph: torch.fx.Graph) -> GraphRegionTracker:
     """`offline.track_graph(graph)`: the same buckets, keys, untracked nodes and mutated
     positions (TRK-13)."""
-    expect(graph, torch.fx.Graph, "track_graph_fast: graph")  # FIL-6
     cache = KeyCache()
     with collector_paused(), cache.reading():
         return _track_all(graph, cache)
