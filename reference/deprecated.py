@@ -18,7 +18,7 @@ MOVED: Mapping[str, Mapping[str, str]] = {
         "keys": "reference.track.keys",
         "tracker": "reference.track.tracker",
         "offline": "reference.track.offline",
-        "fast_keys": "reference.track.fast_keys",
+        "fast_keys": "reference.fast.keys",
     },
     "reference.outline": {
         "plan": "reference.replace.plan",

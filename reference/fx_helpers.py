@@ -14,7 +14,7 @@ import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensor
 
-from reference.names import qualified_name
+from reference.names import constant_text, qualified_name
 
 NodeIndex = NewType("NodeIndex", int)  # a node's position in its graph's node order
 
@@ -62,21 +62,19 @@ def attribute(root: torch.nn.Module | Mapping[str, Any], target: str) -> Any:
 
 
 def const_key(value: Any) -> Hashable:
-    """A hashable, deterministic key of a constant argument, `(kind, value)`: floats by `repr`
-    (so 0.5 and 2.0, and 0.1 and 0.1 + 1e-17, differ), tensors by dtype and content when small,
-    callables by qualified name; an unhashable opaque object by its type alone."""
-    if value is None or isinstance(value, bool | int | float | complex | str):
-        return (type(value).__name__, repr(value))
-    if isinstance(value, torch.dtype | torch.device | torch.layout | torch.memory_format):
-        return (type(value).__name__, str(value))
+    """A hashable, deterministic key of a constant argument, `(kind, value)`: `constant_text`
+    where there is one (floats by `repr`, so 0.5 and 2.0, and 0.1 and 0.1 + 1e-17, differ),
+    symbolic scalars by expression, tensors by dtype and content when small, other callables by
+    qualified name; an unhashable opaque object by its type alone."""
+    text = constant_text(value)
+    if text is not None:
+        return text
     if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
         return (type(value).__name__, str(value.node.expr))
     if isinstance(value, torch.Tensor):
         small = value.numel() <= 64 and not value.is_meta and not isinstance(value, FakeTensor)
         content = tuple(value.detach().flatten().tolist()) if small else tuple(value.shape)
         return ("tensor", (str(value.dtype), content))
-    if value is Ellipsis:
-        return ("ellipsis", "...")
     if callable(value):
         return ("callable", qualified_name(value))
     try:

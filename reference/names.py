@@ -2,12 +2,14 @@
 
 `str(node.target)` contains memory addresses for many callables (`<built-in method sin of type
 object at 0x7f...>`), so every key, report and canonical form prints targets through
-`qualified_name`, which never does.
+`qualified_name`, which never does. A constant's text is `constant_text`'s, for keys
+(`reference.track.keys.constant_key`) and for the checker's structural keys alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -34,3 +36,22 @@ def qualified_name(target: str | Callable[..., object]) -> str:
     if not isinstance(module, str):
         return qualname
     return f"{_MODULE_ALIASES.get(module, module)}.{qualname}"
+
+
+_SCALAR_TYPES: tuple[type, ...] = (bool, int, float, complex, str, type(None), type(Ellipsis))
+_TORCH_ENUMS: tuple[type, ...] = (torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+def constant_text(value: Any) -> tuple[str, str] | None:
+    """A constant's type and canonical text (TRK-5): a scalar by `repr` (so `0.0` and `-0.0`
+    differ), torch's enums by `str`, a callable other than a module by its dotted qualified
+    name; None for anything else (an object without a deterministic text)."""
+    if isinstance(value, _SCALAR_TYPES):
+        return type(value).__name__, repr(value)
+    if isinstance(value, _TORCH_ENUMS):
+        return type(value).__name__, str(value)
+    if callable(value) and not isinstance(value, torch.nn.Module):
+        name = qualified_name(value)
+        if "." in name:
+            return "callable", name
+    return None

@@ -3,12 +3,13 @@ chapter 01, TRK-13).
 
 For each size, a graph of repeated blocks (`checker.bench.blocks`) is keyed and its regions
 found by each side, and both steps are timed: keying (the reference keys the captured graph
-offline, `track_graph`; torch has only live keying, `track_node` on every node, as Dynamo calls
-it) and region finding proper (`get_identical_regions`). CPU seconds per call, best of
-`--repeat` samples, each looping short calls for at least `MIN_SAMPLE_S`, garbage collector
-off, as `timeit` does. CPU time, not wall time, because the code is single-threaded Python and
-the machines it runs on are shared: wall time would measure the neighbours. Peak memory of one
-more region finding is measured separately with `tracemalloc`.
+offline with `track_graph_fast`, `track_graph`'s fast path; torch has only live keying,
+`track_node` on every node, as Dynamo calls it) and region finding proper
+(`get_identical_regions`). CPU seconds per call, best of `--repeat` samples, each looping short
+calls for at least `MIN_SAMPLE_S`, garbage collector off, as `timeit` does. CPU time, not wall
+time, because the code is single-threaded Python and the machines it runs on are shared: wall
+time would measure the neighbours. Peak memory of one more region finding is measured separately
+with `tracemalloc`.
 Torch runs only up to `--torch-max` nodes: its ancestor sets are quadratic (B5). Where torch ran,
 both results are compared by node names (EXP-13). The acceptance targets are printed with
 PASS/FAIL; `fxoracle bench` exits 0 whatever they say (a measurement tool).
@@ -31,8 +32,8 @@ from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracke
 from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
 from checker.io.reports import write_atomically
+from reference.fast.keys import track_graph_fast
 from reference.torch_version import TORCH
-from reference.track.offline import track_graph
 
 Node = torch.fx.Node
 Groups = tuple[tuple[tuple[str, ...], ...], ...]  # (groups, regions, node names)
@@ -153,9 +154,11 @@ def measure(key: Callable[[], object], find: Finder, repeat: int) -> Measure:
 
 def bench_size(bg: BlockGraph, repeat: int, with_torch: bool) -> Row:
     """Measure each side's keying and region finding on `bg`."""
-    ref = track_graph(bg.graph)
+    ref = track_graph_fast(bg.graph)
     ref_measure = measure(
-        lambda: track_graph(bg.graph), lambda: ref.get_identical_regions(bg.graph), repeat
+        lambda: track_graph_fast(bg.graph),
+        lambda: ref.get_identical_regions(bg.graph),
+        repeat,
     )
     torch_measure = None
     if with_torch:

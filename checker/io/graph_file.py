@@ -24,8 +24,8 @@ from checker.io.inputs import is_dynamic
 from checker.io.user_code import existing, user_code
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
+from reference.fast.keys import track_graph_fast
 from reference.fx_helpers import example_value
-from reference.track.offline import track_graph
 
 __all__ = ["existing", "is_torch_save", "load_graph_module_file", "load_saved_module"]
 
@@ -88,7 +88,7 @@ def graph_capture(p: Path, found: Mapping[str, Any]) -> Capture:
         )
     if any(example_value(n) is None for n in gm.graph.nodes if n.op != "output"):
         _propagate_fake(p, gm, inputs)
-    return Capture(gm, track_graph(gm.graph), inputs, is_dynamic(gm))
+    return Capture(gm, track_graph_fast(gm.graph), inputs, is_dynamic(gm))
 
 
 def _propagate_fake(p: Path, gm: torch.fx.GraphModule, inputs: tuple[Any, ...]) -> None:

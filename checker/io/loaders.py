@@ -39,7 +39,7 @@ from checker.io.model_file import Model, load_model_file
 from checker.io.pt2_scan import Archive, safe_copy, scan
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
-from reference.track.offline import track_graph
+from reference.fast.keys import track_graph_fast
 
 __all__ = ["load_any", "load_graph_module_file", "load_pt2", "load_saved_module"]
 Note = Callable[[str], None]  # told what was done differently from what the user may expect
@@ -74,7 +74,7 @@ def load_pt2(path: str | Path, *, trust_pickles: bool = False, note: Note | None
         note(f"{p}: its sample inputs are a pickle, not read; inputs are built from the graph's "
              "metadata (--trust-pickles reads them)")  # fmt: skip
     gm = _flat_module(module)
-    return Capture(gm, track_graph(gm.graph), _pt2_inputs(exported, gm), is_dynamic(gm))
+    return Capture(gm, track_graph_fast(gm.graph), _pt2_inputs(exported, gm), is_dynamic(gm))
 
 
 def _exported(p: Path, archive: Archive, trust_pickles: bool) -> Any:

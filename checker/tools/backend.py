@@ -2,9 +2,9 @@
 graph Dynamo captures, and runs the user's graph untouched (spec chapter 06, CHK; the keys are
 chapter 01's offline mode, TRK-10).
 
-For each graph: copy it, key the copy with `track_graph`, find its regions once, deduplicate the
-copy in place (behind the checker's gate), check the copy against the original with
-`check_transformation` on the graph's example inputs, log one paragraph, and hand Dynamo the
+For each graph: copy it, key the copy with `track_graph_fast`, find its regions once,
+deduplicate the copy in place (behind the checker's gate), check the copy against the original
+with `check_transformation` on the graph's example inputs, log one paragraph, and hand Dynamo the
 ORIGINAL graph's `forward`: whatever the check finds, the user's program computes what it
 computed without fxoracle.
 """
@@ -25,9 +25,9 @@ from checker.proof.check import check_transformation
 from checker.tools.checked_pipeline import gated_deduplicate
 from reference.errors import FxOracleError, describe
 from reference.expand.regions import search_regions
+from reference.fast.keys import track_graph_fast
 from reference.graph_copy import copy_graph_module
 from reference.replace.outliner import DedupResult
-from reference.track.offline import track_graph
 from reference.track.tracker import GraphRegionTracker
 
 LOGGER = "fxoracle"
@@ -126,7 +126,7 @@ def verify_graph(
     """Deduplicate a copy of `gm` with `transform` (default: `gated_deduplicate`) and check it
     against `gm`; `gm` is left as it was."""
     copy = copy_graph_module(gm).gm
-    tracker = track_graph(copy.graph)
+    tracker = track_graph_fast(copy.graph)
     search = search_regions(copy.graph, tracker.buckets())
     groups = search.group_names()
     nodes = len(gm.graph.nodes)

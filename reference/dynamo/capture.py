@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from unittest import mock
 
 import torch
@@ -31,6 +31,7 @@ from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
 Pass = Callable[[Any], dict[str, torch.fx.GraphModule]]  # torch's `apply_graph_deduplication`
+T = TypeVar("T")  # a tracker: fxoracle's or torch's
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -56,8 +57,8 @@ class Capture:
         found = copy_graph_module(self.gm)
         theirs = None
         if self.torch_tracker is not None:
-            theirs = remap_torch_tracker(self.torch_tracker, found.nodes)
-        ours = self.tracker.remapped(found.nodes)
+            theirs = remapped(self.torch_tracker, found.nodes, type(self.torch_tracker)())
+        ours = remapped(self.tracker, found.nodes, GraphRegionTracker())
         return Capture(found.gm, ours, fresh_inputs(self.example_inputs), self.dynamic, theirs)
 
 
@@ -180,8 +181,8 @@ def _recorded(out: Any, dynamic: bool) -> Capture:
     )
     theirs = None
     if isinstance(tracker, _Tee):
-        theirs = remap_torch_tracker(tracker.torch, found.nodes)
-    ours = tracker.remapped(found.nodes)
+        theirs = remapped(tracker.torch, found.nodes, type(tracker.torch)())
+    ours = remapped(tracker, found.nodes, GraphRegionTracker())
     record_writes(found.gm.graph, ours.node_to_mutated_arg_positions)
     for node in found.gm.graph.nodes:  # what running it showed, for the pass too (EFF-9)
         for position in node.meta.get(WRITES_META, ()):
@@ -211,19 +212,22 @@ def record_origins(graph: torch.fx.Graph, tracker: GraphRegionTracker) -> None:
             node.meta[ORIGIN_META] = origin
 
 
-def remap_torch_tracker(tracker: Any, nodes: Mapping[Node, Node]) -> Any:
-    """torch's tracker moved onto a copy of its graph (`nodes[old]` is the copy of `old`):
-    buckets, `node_to_duplicates` (edits included) and mutated positions."""
-    copy = type(tracker)()
+def remapped(tracker: Any, nodes: Mapping[Node, Node], copy: T) -> T:
+    """`copy`, an empty tracker, filled with `tracker` (torch's or ours) moved onto a copy of its
+    graph (`nodes[old]` is the copy of `old`; nodes not in `nodes` are dropped): buckets,
+    `node_to_duplicates` (edits included), mutated positions, and ours' keys and untracked nodes."""
+    dst: Any = copy
     for key, bucket in tracker.hash_to_duplicates.items():
-        moved = [nodes[n] for n in bucket if n in nodes]
-        copy.hash_to_duplicates[key] = moved
+        moved = dst.hash_to_duplicates[key] = [nodes[n] for n in bucket if n in nodes]
         for old, new in zip((n for n in bucket if n in nodes), moved, strict=True):
             if tracker.node_to_duplicates.get(old) is bucket:
-                copy.node_to_duplicates[new] = moved
+                dst.node_to_duplicates[new] = moved
     for old, positions in tracker.node_to_mutated_arg_positions.items():
         if old in nodes:
-            copy.node_to_mutated_arg_positions[nodes[old]] = OrderedSet(positions)
+            dst.node_to_mutated_arg_positions[nodes[old]] = OrderedSet(positions)
+    if isinstance(tracker, GraphRegionTracker):
+        dst.node_to_key = {nodes[n]: k for n, k in tracker.node_to_key.items() if n in nodes}
+        dst.untracked = {nodes[n]: why for n, why in tracker.untracked.items() if n in nodes}
     return copy
 
 

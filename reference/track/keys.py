@@ -5,22 +5,23 @@ their keys are equal. It holds the global state at tracking time, the call site,
 target (by qualified name), the sorted kwarg names and every argument: a node argument by the
 metadata of its example value, a constant by its type and value, containers with their structure.
 
-This module is the definition; `fast_keys` computes the same keys for a whole graph faster.
+This module is the definition; `reference.fast.keys` computes the same keys for a whole graph
+faster (TRK-13).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.fx
 from torch._C._functorch import is_batchedtensor, is_functorch_wrapped_tensor, is_gradtrackingtensor
 from torch._prims_common import suggest_memory_format
+from torch._subclasses.meta_utils import is_sparse_any
 
 from reference.fx_helpers import example_value
-from reference.names import qualified_name
+from reference.names import constant_text, qualified_name
 from reference.torch_version import TORCH
 
 
@@ -39,14 +40,6 @@ class GlobalState:
     tf32: bool | str
     deterministic_warn_only: bool
     saved_tensor_hooks_enabled: bool
-    _hash: int = field(init=False, repr=False, compare=False)  # every node key hashes it
-
-    def __post_init__(self) -> None:
-        compared = tuple(getattr(self, f.name) for f in fields(self) if f.compare)
-        object.__setattr__(self, "_hash", hash(compared))
-
-    def __hash__(self) -> int:
-        return self._hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +76,6 @@ class TensorMeta:
     memory_format: str
     requires_grad: bool
     flags: tuple[str, ...]
-    _hash: int = field(init=False, repr=False, compare=False)  # shared by many keys (TRK-13)
-
-    def __post_init__(self) -> None:
-        value = (self.dtype, self.shape, self.stride, self.device, self.layout,
-                 self.memory_format, self.requires_grad, self.flags)  # fmt: skip
-        object.__setattr__(self, "_hash", hash(value))
-
-    def __hash__(self) -> int:
-        return self._hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,24 +135,19 @@ class Unkeyable(Exception):
 
 
 def current_global_state() -> GlobalState:
-    """Read the process's global state, the fields torch's tracker reads (TRK-2)."""
+    """Read the process's global state, the fields torch's tracker reads (TRK-2), in
+    `GlobalState`'s field order."""
     return GlobalState(
-        grad_enabled=torch.is_grad_enabled(),
-        inference_mode=torch.is_inference_mode_enabled(),
-        num_threads=torch.get_num_threads(),
-        cublas_fp16_reduced_precision=tuple(
-            torch._C._get_cublas_allow_fp16_reduced_precision_reduction()
-        ),
-        cublas_bf16_reduced_precision=tuple(
-            torch._C._get_cublas_allow_bf16_reduced_precision_reduction()
-        ),
-        default_dtype=str(torch.get_default_dtype()),
-        deterministic=torch.are_deterministic_algorithms_enabled(),
-        tf32=tf32_key(),
-        deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
-        saved_tensor_hooks_enabled=bool(
-            getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled")()  # noqa: B009
-        ),
+        torch.is_grad_enabled(),
+        torch.is_inference_mode_enabled(),
+        torch.get_num_threads(),
+        tuple(torch._C._get_cublas_allow_fp16_reduced_precision_reduction()),
+        tuple(torch._C._get_cublas_allow_bf16_reduced_precision_reduction()),
+        str(torch.get_default_dtype()),
+        torch.are_deterministic_algorithms_enabled(),
+        tf32_key(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        bool(getattr(torch._C._autograd, "_saved_tensors_hooks_is_enabled")()),  # noqa: B009
     )
 
 
@@ -182,64 +161,40 @@ def tf32_key() -> bool | str:
 
 def node_key(node: torch.fx.Node, state: GlobalState, site: CallSite | None) -> NodeKey:
     """The key of `node`; raises `Unkeyable` when an argument has no deterministic description."""
-    names = tuple(sorted(node.kwargs))
-    return NodeKey(
-        global_state=state,
-        call_site=site,
-        op=node.op,
-        target=qualified_name(node.target),
-        kwarg_names=names,
-        args=tuple(map(arg_key, node.args)),
-        kwargs=tuple(arg_key(node.kwargs[n]) for n in names),
-    )
-
-
-def arg_key(arg: Any) -> ArgKey:
-    """Describe one argument: a node by its example value, anything else by itself.
-    Containers keep their structure and may hold nodes (`cat((a, b))`)."""
-    if isinstance(arg, torch.fx.Node):
-        value = example_value(arg)
-        return Missing() if value is None else value_key(value)
-    return value_key(arg)
+    names = tuple(sorted(node.kwargs))  # TRK-11
+    args = tuple(map(value_key, node.args))
+    kwargs = tuple(value_key(node.kwargs[n]) for n in names)
+    return NodeKey(state, site, node.op, qualified_name(node.target), names, args, kwargs)
 
 
 def value_key(value: Any) -> ArgKey:
-    """Describe a value by type and content (TRK-4, TRK-5); container items by `arg_key`."""
+    """Describe an argument by type and content (TRK-4, TRK-5): a node by its example value
+    (`Missing` without one), containers with their structure (they may hold nodes: `cat((a,
+    b))`), anything else as a constant."""
+    if isinstance(value, torch.fx.Node):
+        found = example_value(value)
+        return Missing() if found is None else value_key(found)
     if isinstance(value, torch.Tensor):
         return tensor_meta(value)
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return SymValue(type(value).__name__, str(value.node.expr))
     if isinstance(value, (tuple, list)):
         kind = "size" if isinstance(value, torch.Size) else type(value).__name__
-        return Seq(kind, tuple(map(arg_key, value)))
+        return Seq(kind, tuple(map(value_key, value)))
     if isinstance(value, slice):
-        return Seq("slice", tuple(map(arg_key, (value.start, value.stop, value.step))))
+        return Seq("slice", tuple(map(value_key, (value.start, value.stop, value.step))))
     if isinstance(value, dict):
-        return Dict(tuple((str(k), arg_key(value[k])) for k in sorted(value, key=str)))
+        return Dict(tuple((str(k), value_key(value[k])) for k in sorted(value, key=str)))
     return constant_key(value)
 
 
-_SCALAR_TYPES: tuple[type, ...] = (bool, int, float, complex, str, type(None), type(Ellipsis))
-_TORCH_ENUMS: tuple[type, ...] = (torch.dtype, torch.device, torch.layout, torch.memory_format)
-
-
 def constant_key(value: Any) -> Const:
-    """A constant's type and canonical value; `Unkeyable` for objects without one (TRK-7)."""
-    if isinstance(value, _SCALAR_TYPES):
-        return Const(type(value).__name__, repr(value))
-    if isinstance(value, _TORCH_ENUMS):
-        return Const(type(value).__name__, str(value))
-    if callable(value) and not isinstance(value, torch.nn.Module):
-        name = qualified_name(value)
-        if "." in name:
-            return Const("callable", name)
-    raise Unkeyable(f"no deterministic description for a {type(value).__qualname__} constant")
-
-
-_SPARSE_LAYOUTS = frozenset(
-    {torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc}
-)
-_CHANNELS_LAST_RANKS = (4, 5)  # the only ranks a channels-last memory format exists for
+    """A constant by type and canonical text (`names.constant_text`, TRK-5); `Unkeyable` for an
+    object without one (TRK-7)."""
+    text = constant_text(value)
+    if text is None:
+        raise Unkeyable(f"no deterministic description for a {type(value).__qualname__} constant")
+    return Const(*text)
 
 
 def tensor_meta(t: torch.Tensor) -> TensorMeta:
@@ -249,16 +204,14 @@ def tensor_meta(t: torch.Tensor) -> TensorMeta:
     if is_functorch_wrapped_tensor(t):
         raise Unkeyable(f"a {functorch_kind(t)}: its metadata hides the transform's dimension "
                         "and level")  # fmt: skip
-    layout = t.layout
-    strided = layout == torch.strided
     flags = (t.is_quantized, t.is_conj(), t.is_neg(), t.is_inference(), t.is_sparse)
     return TensorMeta(
         dtype=str(t.dtype),
         shape=tuple(map(str, t.shape)),
-        stride=tuple(map(str, t.stride())) if strided else (),
+        stride=tuple(map(str, t.stride())) if t.layout == torch.strided else (),
         device=str(t.device),
-        layout=str(layout),
-        memory_format=_memory_format(t, strided, layout in _SPARSE_LAYOUTS),
+        layout=str(t.layout),
+        memory_format=_memory_format(t),
         requires_grad=t.requires_grad,
         flags=tuple(name for name, on in zip(_FLAG_NAMES, flags, strict=True) if on),
     )
@@ -276,34 +229,10 @@ def functorch_kind(t: torch.Tensor) -> str:
 _FLAG_NAMES = ("is_quantized", "is_conj", "is_neg", "is_inference", "is_sparse")
 
 
-def _memory_format(t: torch.Tensor, strided: bool, sparse: bool) -> str:
-    """The format `t` is dense in, as torch's cache key says it; "None" when symbolic, sparse,
-    or dense in no format (torch's `suggest_memory_format`, then an `is_contiguous` check)."""
-    if sparse or t._has_symbolic_sizes_strides:
+def _memory_format(t: torch.Tensor) -> str:
+    """The format `t` is dense in, as torch's cache key says it: torch's `suggest_memory_format`,
+    then an `is_contiguous` check; "None" when symbolic, sparse, or dense in no format."""
+    if t._has_symbolic_sizes_strides or is_sparse_any(t):
         return "None"
-    suggested = torch.contiguous_format
-    if strided and t.dim() in _CHANNELS_LAST_RANKS:
-        suggested = suggest_memory_format(t)
+    suggested = suggest_memory_format(t)
     return str(suggested) if t.is_contiguous(memory_format=suggested) else "None"
-
-
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-
-
-def call_site_from_stack_trace(stack_trace: str | None) -> CallSite | None:
-    """The innermost frame a node's `stack_trace` records (offline mode, TRK-10); no bytecode
-    offset. Dynamo leaves torch's own files out of `stack_trace`, so a call inside one of
-    torch's `nn` modules has the user's line that called the module."""
-    if not stack_trace:
-        return None
-    frames = list(_FRAME.finditer(stack_trace))
-    if not frames:
-        return None
-    last = frames[-1]
-    return CallSite(last["file"], int(last["line"]), None)
-
-
-def summary(key: NodeKey) -> str:
-    """A one-line human summary of a key, for reports."""
-    site = "?" if key.call_site is None else f"{key.call_site.filename}:{key.call_site.line}"
-    return f"{key.op} {key.target} at {site}"

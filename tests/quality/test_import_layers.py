@@ -148,6 +148,7 @@ REFERENCE_RANK = {
     "reference.split": 3,
     "reference.pipeline": 4,
     "reference.dynamo": 5,
+    "reference.fast": 3,  # speed-ups above the plain modules they are proved equal to
 }
 
 

@@ -32,5 +32,6 @@ def test_an_old_module_path_is_the_new_module_with_a_warning(old: str, new: str)
     probe = _PROBE.format(old=old, new=new)
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     package = old.rpartition(".")[0]
-    expected = f"{package} is deprecated, use {new.rpartition('.')[0]}"
+    renamed = next(iter(MOVED[package].values())).rpartition(".")[0]  # the package's new name
+    expected = f"{package} is deprecated, use {renamed}"
     assert run.stdout.strip() == f"True [{expected!r}]"

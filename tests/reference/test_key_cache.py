@@ -1,7 +1,7 @@
-"""TRK-13: offline keying's fast path (`fast_keys`) gives the tracker of the plain path
-(`offline.track_graph_plainly`, one `keys.node_key` per node), key for key, bucket for bucket, on
-the corpus, random models and odd tensors; and the plain path's tensor metadata is torch's own
-(`extract_tensor_metadata`), read directly.
+"""TRK-13: offline keying's fast path (`reference.fast.keys.track_graph_fast`) gives the
+tracker of the plain path (`track_graph(graph)`, one `keys.node_key` per node), key for
+key, bucket for bucket, on the corpus, random models and odd tensors; and the plain path's tensor
+metadata is torch's own (`extract_tensor_metadata`), read directly.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from torch._subclasses.fake_tensor import FakeTensorMode, extract_tensor_metadat
 
 from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import capture
+from reference.fast.keys import KeyCache, track_graph_fast
 from reference.fx_helpers import example_value
-from reference.track.fast_keys import KeyCache
 from reference.track.keys import TensorMeta, tensor_meta
-from reference.track.offline import track_graph, track_graph_plainly
+from reference.track.offline import track_graph
 from tests.support.corpus import corpus_files, load_model_file
 
 RANDOM_MODELS = 24
@@ -45,9 +45,9 @@ def assert_same_keys(graph: torch.fx.Graph) -> int:
     """The fast tracker equals the plain one: every node's key, its bucket (members in order),
     the untracked nodes with their reasons, the mutated positions; every tensor argument's
     metadata is torch's. Returns how many nodes were keyed."""
-    fast, plain = track_graph(graph), track_graph_plainly(graph)
+    fast, plain = track_graph_fast(graph), track_graph(graph)
     assert fast.node_to_key == plain.node_to_key, "TRK-13: keys differ"
-    assert list(fast.key_to_duplicates.items()) == list(plain.key_to_duplicates.items())
+    assert list(fast.hash_to_duplicates.items()) == list(plain.hash_to_duplicates.items())
     for node, bucket in plain.node_to_duplicates.items():
         assert fast.node_to_duplicates[node] == bucket, f"TRK-13: {node.name}'s bucket"
     assert fast.untracked == plain.untracked, "TRK-13: untracked nodes differ"
@@ -162,7 +162,7 @@ def test_trk13_subclass_torch_function_read_as_outside(outside: str) -> None:
     }
     with contexts[outside]:
         assert assert_same_keys(graph) == 4
-        keys = track_graph(graph).node_to_key
+        keys = track_graph_fast(graph).node_to_key
         expected = outside == "enabled"
         assert liar.requires_grad is expected
     metas = [k.args[0] for k in keys.values() if k.op == "call_function"]

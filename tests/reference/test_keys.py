@@ -19,7 +19,6 @@ from reference.track.keys import (
     Seq,
     TensorMeta,
     Unkeyable,
-    arg_key,
     current_global_state,
     node_key,
     value_key,
@@ -54,7 +53,7 @@ def test_trk1_keys_are_plain_values() -> None:
     assert key == _key(b) and hash(key) == hash(_key(b))
     assert dataclasses.is_dataclass(key)
     assert "0x" not in repr(key), "TRK-1: no memory address in a key"
-    assert key.target == "torch.sin" and key.args == (arg_key(a.args[0]),)
+    assert key.target == "torch.sin" and key.args == (value_key(a.args[0]),)
 
 
 def test_trk4_tensor_metadata() -> None:

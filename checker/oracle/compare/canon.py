@@ -22,7 +22,7 @@ import torch
 import torch.fx
 
 from reference.fx_helpers import attribute, target_name
-from reference.names import qualified_name
+from reference.names import constant_text, qualified_name
 
 Node = torch.fx.Node
 
@@ -97,25 +97,22 @@ def _canon_node(node: Node, index: Mapping[Node, int]) -> CanonNode:
 
 
 def render(value: Any, index: Mapping[Node, int]) -> str:
-    """A node argument as text: nodes by position, containers element-wise, constants by
-    `repr` (floats keep every digit), tensors by shape and dtype, callables by name."""
+    """A node argument as text: nodes by position, containers element-wise, tensors by shape and
+    dtype, devices as `device('cpu')`, other constants by `names.constant_text` (floats keep
+    every digit), other callables by name."""
     match value:
         case torch.fx.Node():
             return f"%{index[value]}" if value in index else f"%?{value.name}"
         case tuple() | list() | dict() | slice():
             return _render_container(value, index)
-        case None | bool() | int() | float() | str():
-            return repr(value)
-        case torch.dtype() | torch.memory_format() | torch.layout():
-            return str(value)
         case torch.device():
             return f"device({str(value)!r})"
         case torch.Tensor():
             return f"tensor{tuple(value.shape)}:{value.dtype}"
-        case _ if callable(value):
-            return qualified_name(value)
-        case _:
-            return f"<{type(value).__qualname__}>"
+    text = constant_text(value)
+    if text is not None:
+        return text[1]
+    return qualified_name(value) if callable(value) else f"<{type(value).__qualname__}>"
 
 
 def _render_container(value: Any, index: Mapping[Node, int]) -> str:

@@ -1,16 +1,18 @@
 """Offline keying's fast path: one graph's tracker with every value described once (spec chapter
 01, TRK-13).
 
-`track_graph_fast(graph)` is `offline.track_graph_plainly(graph)`, computed faster. A captured
-graph's metadata no longer changes, so a node's argument key is the same for every user of the
-node: `KeyCache` describes each node's example value once, and each distinct dense tensor
-layout (dtype, sizes, strides, device, grad and view flags) once. Every distinct description,
-call site and global state is interned to a small integer, so a node's key is first a `RawKey`,
-a tuple of integers and strings that Python hashes without calling back into Python code; the
-readable `NodeKey` is built once per distinct raw key. Live tracking does not use it: there, an
-in-place op may still change a value's metadata (`t_()`) after it was read. The cyclic garbage
-collector is paused meanwhile: keying allocates nothing cyclic, and each of the collector's
-passes would walk every node and fake tensor of the graph again.
+`track_graph_fast(graph)` is `reference.track.offline.track_graph(graph)`, computed faster
+(`tests/reference/test_key_cache.py` proves the two equal); callers that key large graphs ask
+for it by calling it. A captured graph's metadata no longer changes, so a node's argument key is
+the same for every user of the node: `KeyCache` describes each node's example value once, and
+each distinct dense tensor layout (dtype, sizes, strides, device, grad and view flags) once.
+Every distinct description, call site and global state is interned to a small integer, so a
+node's key is first a `RawKey`, a tuple of integers and strings that Python hashes without
+calling back into Python code; the readable `NodeKey` is built once per distinct raw key. Live
+tracking does not use it: there, an in-place op may still change a value's metadata (`t_()`)
+after it was read. The cyclic garbage collector is paused meanwhile: keying allocates nothing
+cyclic, and each of the collector's passes would walk every node and fake tensor of the graph
+again.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from reference.names import qualified_name
 from reference.track.keys import (
     ArgKey,
     CallSite,
-    Const,
     Dict,
     GlobalState,
     Missing,
@@ -40,11 +41,12 @@ from reference.track.keys import (
     Seq,
     TensorMeta,
     Unkeyable,
-    call_site_from_stack_trace,
+    constant_key,
     current_global_state,
     tensor_meta,
     value_key,
 )
+from reference.track.offline import call_site_from_stack_trace
 from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
@@ -102,7 +104,7 @@ class KeyCache:
             self._outside_enabled = None
 
     def site_id(self, stack_trace: str | None) -> int:
-        """The interned `keys.call_site_from_stack_trace(stack_trace)`, parsed once per trace."""
+        """The interned `offline.call_site_from_stack_trace(stack_trace)`, parsed once per trace."""
         found = self._trace_ids.get(stack_trace)
         if found is None:
             site = call_site_from_stack_trace(stack_trace)
@@ -161,10 +163,6 @@ class KeyCache:
         return NodeKey(self._states.values[state], self._sites.values[site], op, name, names,
                        tuple(v[i] for i in args), tuple(v[i] for i in kwargs))  # fmt: skip
 
-    def arg_key(self, arg: Any) -> ArgKey:
-        """`keys.arg_key(arg)`; a node's description is computed on its first use only."""
-        return self._args.values[self._arg_id(arg)]
-
     def tensor_meta(self, t: torch.Tensor) -> TensorMeta:
         """`keys.tensor_meta(t)`, computed once per distinct dense layout."""
         meta = self._args.values[self._tensor_id(t)]
@@ -178,9 +176,8 @@ class KeyCache:
             return self._describe(arg) if found is None else found
         if kind in _EXACT_CONSTANTS:
             found = self._const_ids.get((kind, arg))
-            if found is None:  # `keys.constant_key`'s first case
-                constant = Const(kind.__name__, repr(arg))
-                found = self._const_ids[(kind, arg)] = self._args.id_of(constant)
+            if found is None:
+                found = self._const_ids[(kind, arg)] = self._args.id_of(constant_key(arg))
             return found
         if isinstance(arg, Node):
             return self._describe(arg)
@@ -201,10 +198,10 @@ class KeyCache:
         return found
 
     def _value_key(self, value: Any) -> ArgKey:
-        """`keys.arg_key(value)`, with the nodes and tensors inside containers described once:
+        """`keys.value_key(value)`, with the nodes and tensors inside containers described once:
         containers are walked here as `keys.value_key` walks them, anything else goes there."""
         if isinstance(value, Node):
-            return self.arg_key(value)
+            return self._args.values[self._describe(value)]
         if isinstance(value, torch.Tensor):
             return self.tensor_meta(value)
         if isinstance(value, (tuple, list)):
@@ -278,8 +275,8 @@ def _memo(memo: dict[Target, T], target: Target, compute: Callable[[Target], T])
 
 
 def track_graph_fast(graph: torch.fx.Graph) -> GraphRegionTracker:
-    """`offline.track_graph_plainly(graph)`: the same buckets, keys, untracked nodes and
-    mutated positions (TRK-13)."""
+    """`offline.track_graph(graph)`: the same buckets, keys, untracked nodes and mutated
+    positions (TRK-13)."""
     cache = KeyCache()
     with collector_paused(), cache.reading():
         return _track_all(graph, cache)
@@ -289,7 +286,7 @@ def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
     tracker = GraphRegionTracker()
     keyed: dict[RawKey, tuple[NodeKey, list[Node]]] = {}  # each distinct key's bucket
     to_key, to_bucket = tracker.node_to_key, tracker.node_to_duplicates
-    buckets = tracker.key_to_duplicates
+    buckets = tracker.hash_to_duplicates
     for node, raw, may_write in cache.keys(graph.nodes, current_global_state()):
         if isinstance(raw, Unkeyable):
             tracker.untracked[node] = str(raw)
@@ -299,7 +296,7 @@ def _track_all(graph: torch.fx.Graph, cache: KeyCache) -> GraphRegionTracker:
                 key = cache.node_key(raw)
                 found = keyed[raw] = key, buckets.setdefault(key, [])
             key, bucket = found
-            bucket.append(node)  # `tracker.add(node, key)`, inline: offline keying's hot loop
+            bucket.append(node)  # `tracker.track_with`'s bucketing, inline: the hot loop
             to_key[node] = key
             to_bucket[node] = bucket
         if may_write:
