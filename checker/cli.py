@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from checker.cli_args import build_parser
 from checker.io.model_file import load_model_file, model_names
-from checker.io.out_paths import check_outputs
+from checker.io.out_paths import Output, check_outputs
 from checker.io.reports import plural, to_json, write_atomically
 from checker.io.shown import one_line, shown_lines
 from checker.io.supervise import supervised
@@ -158,6 +158,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     from checker.bench import campaign, dedup, detect, regions
 
     json_out = check_outputs([args.json]).files[0]
+    if args.size:
+        return _run_size(json_out)
     json_path = None if json_out is None else json_out.path
     print(regions.run(args.sizes, args.repeat, args.kind, args.torch_max, json_path), end="")
     print(dedup.run(args.sizes), end="")
@@ -165,6 +167,19 @@ def _run_bench(args: argparse.Namespace) -> int:
         print(campaign.run(args.campaign_models, 0), end="")
     if args.detect_models > 0:
         print(detect.run(0, models=args.detect_models), end="")
+    return 0
+
+
+def _run_size(json_out: Output | None) -> int:
+    """`bench --size`: a measurement, 0 whatever the limits say."""
+    from checker.bench import size
+
+    with stdout_to_stderr():
+        report = size.run(BUNDLED_EXAMPLE, "the bundled example (checker/examples/transformer.py)")
+    if json_out is None or json_out.given != "-":
+        _print(report.text())
+    if json_out:
+        write_atomically(json_out, to_json(report.to_json()))
     return 0
 
 
