@@ -155,13 +155,14 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
-    from checker.bench import campaign, dedup, detect, regions
+    from checker.bench import campaign, dedup, detect, paths, regions
 
     json_out = check_outputs([args.json]).files[0]
     if args.size:
         return _run_size(json_out)
     json_path = None if json_out is None else json_out.path
     print(regions.run(args.sizes, args.repeat, args.kind, args.torch_max, json_path), end="")
+    print(paths.run(args.sizes, args.repeat, args.kind, args.torch_max), end="")
     print(dedup.run(args.sizes), end="")
     if args.campaign_models > 0:
         print(campaign.run(args.campaign_models, 0), end="")
