@@ -200,12 +200,12 @@ def _run_course(args: argparse.Namespace) -> int:
         json_out = check_outputs([args.json], inputs=[args.file]).files[0]
         path = Path(args.file)
         with stdout_to_stderr():
-            verdict = catalogue.check_file(args.exercise, path)
+            marking = catalogue.check_file(args.exercise, path)
         if args.json != "-":
-            _print(catalogue.render_text(args.exercise, path, verdict))
+            _print(catalogue.render_text(args.exercise, path, marking))
         if json_out:
-            write_atomically(json_out, to_json(catalogue.to_json(args.exercise, path, verdict)))
-        code = 0 if verdict.right else 1
+            write_atomically(json_out, to_json(catalogue.to_json(args.exercise, path, marking)))
+        code = 0 if marking.right else 1
     if args.solution:
         _print(catalogue.solution(args.exercise))
     return code

@@ -29,7 +29,7 @@ from checker.proof.number_inputs import InputSets, NoInputs
 from checker.proof.on_cpu import moved_to_cpu
 from checker.proof.runs import clone, compare_runs, differ, torch_modes_kept
 from checker.proof.training import training_problem, trains
-from checker.proof.verdict import Holds, Unknown, Verdict
+from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict
 from reference.errors import describe
 from reference.names import INVOKE
 from reference.replace.bodies import body_key
@@ -69,7 +69,7 @@ def check_runtime(
     distinct call keeps the check's cost that of the graph); a failure, or other numbers or
     `requires_grad` flags than the body's, is torch's runtime's, and the verdict is Unknown."""
     if not any(n.target is INVOKE for n in transformed.graph.nodes):
-        return Holds()
+        return HOLDS
     if isinstance(inputs, NoInputs):
         return Unknown(f"CHK-17: {inputs}")
     found = inputs

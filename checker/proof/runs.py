@@ -34,7 +34,7 @@ from torch.utils._pytree import tree_leaves
 from checker.io.threads import one_thread
 from checker.proof.draws import seeded
 from checker.proof.graphs import graph_modules
-from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from checker.proof.verdict import HOLDS, Unknown, Verdict, Violated
 from reference.errors import describe
 from reference.fx_helpers import attribute
 
@@ -185,7 +185,7 @@ def compare_runs(
     if found.grad_mode != expected.grad_mode:
         return Violated(f"CHK-6: grad mode {found.grad_mode} after the call instead of "
                         f"{expected.grad_mode}{label}")  # fmt: skip
-    return Holds()
+    return HOLDS
 
 
 def _state_problem(a: torch.Tensor | None, b: torch.Tensor | None, written: bool) -> str | None:

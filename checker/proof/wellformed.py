@@ -19,7 +19,7 @@ import torch.fx
 
 from checker.proof.call_aliasing import aliasing_problem
 from checker.proof.graphs import graph_modules
-from checker.proof.verdict import Holds, Verdict, Violated
+from checker.proof.verdict import HOLDS, Verdict, Violated
 from reference.effects.alias_db import AliasDB
 from reference.fx_helpers import attribute, example_value
 from reference.names import INVOKE
@@ -45,7 +45,7 @@ def check_wellformed(gm: torch.fx.GraphModule) -> Verdict:
         problem = aliasing_problem(module)
         if problem is not None:
             return Violated(f"CHK-1: {path}{problem}")
-    return Holds()
+    return HOLDS
 
 
 def _lint(module: torch.fx.GraphModule) -> str | None:
