@@ -1,12 +1,13 @@
 """`fxoracle bench --size`, part one: what the reference's pass reaches (issue 33, "Acceptance").
 
 The bundled example is captured through Dynamo; then, on the plain path (`fast=False` wherever
-an entry point takes it), `track_graph` keys the captured graph and `deduplicate` outlines it,
-each under `sys.setprofile`. A function is reached when one of its frames starts in a file under
-`reference/`; comprehensions, generator expressions and lambdas run as frames of their own but
-count as part of the function they are written in (`function_of`); nested `def`s count on their
-own, module bodies (a lazy import) not at all. Calls into torch and the standard library are not
-counted. The limits are the issue's: `deduplicate` reaches at most 60 functions in 10 files.
+an entry point takes it; the report names those that did), `track_graph` keys the captured graph
+and `deduplicate` outlines it, each under `sys.setprofile`. A function is reached when one of
+its frames starts in a file under `reference/`; comprehensions, generator expressions and
+lambdas run as frames of their own but count as part of the function they are written in
+(`function_of`); nested `def`s count on their own, module bodies (a lazy import) not at all.
+Calls into torch and the standard library are not counted. The limits are the issue's:
+`deduplicate` reaches at most 60 functions in 10 files.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ class ReachReport:
     example: str
     track: Reach
     dedup: Reach
+    plain: tuple[str, ...]  # the entry points given `fast=False` (the rest took their default)
 
     @property
     def both(self) -> Reach:
@@ -103,14 +105,16 @@ def measure(example: Path, shown: str) -> ReachReport:
     trackers: list[Any] = []
     track = reached(lambda: trackers.append(track_graph(gm.graph, **plain(track_graph))))
     dedup = reached(lambda: deduplicate(gm, trackers[0], **plain(deduplicate)))
-    return ReachReport(shown, Reach("track_graph", track), Reach("deduplicate", dedup))
+    switched = tuple(f.__name__ for f in (track_graph, deduplicate) if plain(f))
+    return ReachReport(shown, Reach("track_graph", track), Reach("deduplicate", dedup), switched)
 
 
 def render(report: ReachReport) -> list[str]:
     """The report as text lines: one per call, then `deduplicate`'s files and the verdicts."""
-    lines = [f"reach on {report.example}, plain path: functions of reference/ started "
-             "(sys.setprofile; comprehensions, generator expressions and lambdas count as "
-             "the function they are in)"]  # fmt: skip
+    given = ", ".join(report.plain) or "none (each took its default path)"
+    lines = [f"reach on {report.example}: functions of reference/ started (sys.setprofile; "
+             "comprehensions, generator expressions and lambdas count as the function they are "
+             f"in); given fast=False: {given}"]  # fmt: skip
     for r in (report.track, report.dedup, report.both):
         lines.append(f"  {r.name:<26} {len(r.functions):4d} functions in {len(r.files):3d} files")
     lines += [f"    {len(fs):4d}  {f}" for f, fs in report.dedup.by_file().items()]
@@ -127,6 +131,7 @@ def to_json(report: ReachReport) -> dict[str, object]:
     runs = [report.track, report.dedup, report.both]
     return {
         "example": report.example,
+        "fast_false_given_to": list(report.plain),
         "runs": [_run_json(r) for r in runs],
         "limits": {"call": "deduplicate", "functions": FUNCTIONS_MAX, "files": FILES_MAX},
         "verdict": _verdict(report.ok),

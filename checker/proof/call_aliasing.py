@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import torch
 import torch.fx
 
+from checker.proof.verdict import HOLDS, Verdict, Violated
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import attribute
 from reference.names import INVOKE
@@ -25,11 +26,12 @@ from reference.names import INVOKE
 Node = torch.fx.Node
 
 
-def aliasing_problem(module: torch.fx.GraphModule) -> str | None:
-    """`name: why` for the first call of `module` whose operands or results alias, or None."""
+def check_call_aliasing(module: torch.fx.GraphModule) -> Verdict:
+    """HOLDS when no call of `module` has operands or results that alias; else Violated,
+    `name: why`, for the first that has."""
     calls = [n for n in module.graph.nodes if n.op == "call_function" and n.target is INVOKE]
     if not calls:
-        return None
+        return HOLDS
     db = AliasDB(module.graph)
     bodies: dict[object, str | None] = {}  # a body called many times is judged once
     for call in calls:
@@ -39,8 +41,8 @@ def aliasing_problem(module: torch.fx.GraphModule) -> str | None:
             bodies[body] = _result_problem(body)
         problem = _operand_problem(call, db) or bodies[body]
         if problem is not None:
-            return f"{call.name}: {problem}"
-    return None
+            return Violated(f"{call.name}: {problem}")
+    return HOLDS
 
 
 def _operand_problem(call: Node, db: AliasDB) -> str | None:

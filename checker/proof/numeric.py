@@ -27,9 +27,9 @@ from checker.io.threads import one_thread
 from checker.proof.draws import Draws, seeded
 from checker.proof.number_inputs import InputSets, NoInputs
 from checker.proof.on_cpu import moved_to_cpu
-from checker.proof.runs import clone, compare_runs, differ, torch_modes_kept
-from checker.proof.training import training_problem, trains
-from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict
+from checker.proof.runs import agreement, clone, compare_runs, torch_modes_kept
+from checker.proof.training import training, trains
+from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict, Violated
 from reference.errors import describe
 from reference.names import INVOKE
 from reference.replace.bodies import body_key
@@ -85,15 +85,12 @@ def check_runtime(
         return Unknown(f"CHK-17: the transformed module raised {describe(e)}{where} {label}")
     if probe.problem:
         return Unknown(f"CHK-17: torch's invoke_subgraph runtime {probe.problem} {label}")
-    broken, failure = "", ""
+    trained: Verdict = HOLDS
     if trains(transformed, values):
-        broken, failure = training_problem(*_modules(original, transformed, found), values)
-    if broken:
-        return Unknown(
-            f"CHK-17: torch's training runtime (AOTAutograd) rejects {broken}: {failure}"
-        )
-    notes = [CPU_NOTE] if found.on_cpu else []
-    notes += [f"torch's training runtime (AOTAutograd) fails: {failure}"] if failure else []
+        trained = training(*_modules(original, transformed, found), values)
+    if not isinstance(trained, Holds):
+        return trained
+    notes = ([CPU_NOTE] if found.on_cpu else []) + ([trained.note] if trained.note else [])
     return Holds("; ".join(notes))
 
 
@@ -155,9 +152,9 @@ class _RuntimeProbe(torch.fx.Interpreter):
             after.restore()
             return direct
         for k, (want, got) in enumerate(zip(direct, ran, strict=False)):
-            problem = differ(want, got)
-            if problem is not None:
-                self.problem = f"returns {problem} for output {k} of {identifier}"
+            agreed = agreement(want, got)
+            if isinstance(agreed, Violated):
+                self.problem = f"returns {agreed.witness} for output {k} of {identifier}"
         if not self.problem and not Draws.now().same_as(after):
             self.problem = f"draws other random numbers than the body of {identifier}"
         return ran

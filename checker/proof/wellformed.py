@@ -17,7 +17,7 @@ import operator
 import torch
 import torch.fx
 
-from checker.proof.call_aliasing import aliasing_problem
+from checker.proof.call_aliasing import check_call_aliasing
 from checker.proof.graphs import graph_modules
 from checker.proof.verdict import HOLDS, Verdict, Violated
 from reference.effects.alias_db import AliasDB
@@ -42,9 +42,9 @@ def check_wellformed(gm: torch.fx.GraphModule) -> Verdict:
             if problem is not None:
                 return Violated(f"CHK-1: {path}{node.name}: {problem}")
     for path, module in modules:
-        problem = aliasing_problem(module)
-        if problem is not None:
-            return Violated(f"CHK-1: {path}{problem}")
+        aliasing = check_call_aliasing(module)
+        if isinstance(aliasing, Violated):
+            return Violated(f"CHK-1: {path}{aliasing.witness}")
     return HOLDS
 
 

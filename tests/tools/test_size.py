@@ -111,6 +111,7 @@ def test_chk21_bench_size_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
     reach = data["reach"]
     assert [r["name"] for r in reach["runs"]] == ["track_graph", "deduplicate",
                                                    "track_graph + deduplicate"]  # fmt: skip
+    assert isinstance(reach["fast_false_given_to"], list)
     dedup = reach["runs"][1]
     assert dedup["functions"] == sum(map(len, dedup["by_file"].values())) > 0
     assert dedup["files"] == len(dedup["by_file"])
