@@ -83,8 +83,8 @@ def check_runtime(
     except Exception as e:  # told, never raised
         where = "" if probe.current is None else f" at {probe.current.name}"
         return Unknown(f"CHK-17: the transformed module raised {describe(e)}{where} {label}")
-    if probe.problem:
-        return Unknown(f"CHK-17: torch's invoke_subgraph runtime {probe.problem} {label}")
+    if isinstance(probe.found, Violated):
+        return Unknown(f"CHK-17: torch's invoke_subgraph runtime {probe.found.witness} {label}")
     trained: Verdict = HOLDS
     if trains(transformed, values):
         trained = training(*_modules(original, transformed, found), values)
@@ -124,7 +124,7 @@ class _RuntimeProbe(torch.fx.Interpreter):
         self.current: torch.fx.Node | None = None
         self.bodies: dict[str, Hashable] = {}  # subgraph identifier -> its body's structure
         self.seen: set[Hashable] = set()  # (body structure, operand metadata) already probed
-        self.problem = ""
+        self.found: Verdict = HOLDS  # Violated: what torch's runtime did wrong, first
 
     def run_node(self, n: torch.fx.Node) -> Any:
         self.current = n
@@ -139,7 +139,7 @@ class _RuntimeProbe(torch.fx.Interpreter):
         if identifier not in self.bodies:
             self.bodies[identifier] = body_key(body)
         probe = (self.bodies[identifier], tuple(_operand_form(o) for o in operands))
-        if probe in self.seen or self.problem:
+        if probe in self.seen or isinstance(self.found, Violated):
             return direct
         self.seen.add(probe)
         after = Draws.now()
@@ -148,15 +148,15 @@ class _RuntimeProbe(torch.fx.Interpreter):
             ran = tuple(INVOKE(body, identifier, *operands))
         except Exception as e:  # torch's runtime failed: the verdict names it
             at = self.current.name if self.current is not None else "?"
-            self.problem = f"raised {describe(e)} at {at} ({identifier})"
+            self.found = Violated(f"raised {describe(e)} at {at} ({identifier})")
             after.restore()
             return direct
         for k, (want, got) in enumerate(zip(direct, ran, strict=False)):
             agreed = agreement(want, got)
             if isinstance(agreed, Violated):
-                self.problem = f"returns {agreed.witness} for output {k} of {identifier}"
-        if not self.problem and not Draws.now().same_as(after):
-            self.problem = f"draws other random numbers than the body of {identifier}"
+                self.found = Violated(f"returns {agreed.witness} for output {k} of {identifier}")
+        if isinstance(self.found, Holds) and not Draws.now().same_as(after):
+            self.found = Violated(f"draws other random numbers than the body of {identifier}")
         return ran
 
 

@@ -138,7 +138,7 @@ def test_chk17_runtime_once_per_distinct_call() -> None:
     inputs = input_sets(original, None).sets[0][1]
     probe = _RuntimeProbe(gm)
     probe.run(*inputs)
-    assert (len(probe.bodies), len(probe.seen), probe.problem) == (3, 1, "")
+    assert (len(probe.bodies), len(probe.seen), probe.found) == (3, 1, HOLDS)
     original2, transformed2, c = _pair()
     probe2 = _RuntimeProbe(transformed2)
     probe2.run(*c.example_inputs)
