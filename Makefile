@@ -14,7 +14,7 @@ ARGS    ?=
 COMPAT  := 2.11.0 2.12.0 2.14.1 2.15.0
 
 .PHONY: verify test test-models test-cuda lint typecheck pytest bench fuzz clean setup specs golden \
-	compat corpus-diff
+	compat corpus-diff size
 
 # torch first (a bare `torch` pulls a CUDA build), then fxoracle under a constraint that pins it,
 # so pip never swaps torch to satisfy a range; setup fails, saying why, unless torch is $(TORCH)
@@ -81,6 +81,10 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/fxoracle bench $(ARGS)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/fxoracle verify checker/examples/llama_48_layers.py
+
+# the reference's size against torch's (issue 33, CHK-21): reach, code lines per concept
+size: $(STAMP)
+	$(VENV)/bin/fxoracle bench --size $(ARGS)
 
 golden: $(STAMP)
 	$(PY) -m tests.golden.regenerate

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from checker.cli_args import build_parser
 from checker.io.model_file import load_model_file, model_names
-from checker.io.out_paths import check_outputs
+from checker.io.out_paths import Output, check_outputs
 from checker.io.reports import plural, to_json, write_atomically
 from checker.io.shown import one_line, shown_lines
 from checker.io.supervise import supervised
@@ -155,16 +155,32 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
-    from checker.bench import campaign, dedup, detect, regions
+    from checker.bench import campaign, dedup, detect, paths, regions
 
     json_out = check_outputs([args.json]).files[0]
+    if args.size:
+        return _run_size(json_out)
     json_path = None if json_out is None else json_out.path
     print(regions.run(args.sizes, args.repeat, args.kind, args.torch_max, json_path), end="")
+    print(paths.run(args.sizes, args.repeat, args.kind, args.torch_max), end="")
     print(dedup.run(args.sizes), end="")
     if args.campaign_models > 0:
         print(campaign.run(args.campaign_models, 0), end="")
     if args.detect_models > 0:
         print(detect.run(0, models=args.detect_models), end="")
+    return 0
+
+
+def _run_size(json_out: Output | None) -> int:
+    """`bench --size`: a measurement, 0 whatever the limits say."""
+    from checker.bench import size
+
+    with stdout_to_stderr():
+        report = size.run(BUNDLED_EXAMPLE, "the bundled example (checker/examples/transformer.py)")
+    if json_out is None or json_out.given != "-":
+        _print(report.text())
+    if json_out:
+        write_atomically(json_out, to_json(report.to_json()))
     return 0
 
 
@@ -184,12 +200,12 @@ def _run_course(args: argparse.Namespace) -> int:
         json_out = check_outputs([args.json], inputs=[args.file]).files[0]
         path = Path(args.file)
         with stdout_to_stderr():
-            verdict = catalogue.check_file(args.exercise, path)
+            marking = catalogue.check_file(args.exercise, path)
         if args.json != "-":
-            _print(catalogue.render_text(args.exercise, path, verdict))
+            _print(catalogue.render_text(args.exercise, path, marking))
         if json_out:
-            write_atomically(json_out, to_json(catalogue.to_json(args.exercise, path, verdict)))
-        code = 0 if verdict.right else 1
+            write_atomically(json_out, to_json(catalogue.to_json(args.exercise, path, marking)))
+        code = 0 if marking.right else 1
     if args.solution:
         _print(catalogue.solution(args.exercise))
     return code

@@ -212,6 +212,11 @@ def _bench_parser(sub: Sub[_Parser]) -> None:
         metavar="N",
         help="time to blame each planted bug, N random models (0: skip)",
     )
+    bench.add_argument(
+        "--size", action="store_true",
+        help="only measure the reference's size: reach of deduplicate on the bundled example, "
+        "code lines per concept against torch's (issue 33); --json writes them",
+    )  # fmt: skip
     bench.add_argument("--debug", action="store_true", help="show tracebacks")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checker.course import ex_01_03, ex_04_05, ex_06_07, ex_08_09, ex_11
-from checker.course.marking import Exercise, Verdict, read_answer
+from checker.course.marking import Exercise, Marking, read_answer
 from checker.io.reports import plural
 from checker.io.user_code import read_source
 from reference.errors import FxOracleError
@@ -45,28 +45,28 @@ def solution(ident: str) -> str:
     return read_source(solution_path(ident))
 
 
-def check_file(ident: str, path: Path) -> Verdict:
+def check_file(ident: str, path: Path) -> Marking:
     """Run the answer file and mark it against what fxoracle's code computes."""
     return exercise(ident).check(read_answer(path))
 
 
-def render_text(ident: str, path: Path, verdict: Verdict) -> str:
+def render_text(ident: str, path: Path, marking: Marking) -> str:
     """`fxoracle course check 01.1 a.py: wrong (1 of 4 facts)`, then one line per fact."""
-    wrong = sum(not m.right for m in verdict.marks)
-    head = "right" if verdict.right else f"wrong ({wrong} of {plural(len(verdict.marks), 'fact')})"
+    wrong = sum(not m.right for m in marking.marks)
+    head = "right" if marking.right else f"wrong ({wrong} of {plural(len(marking.marks), 'fact')})"
     lines = [f"fxoracle course check {ident} {path}: {head}"]
-    lines += [f"  {m.fact}: {'right' if m.right else 'WRONG'}: {m.why}" for m in verdict.marks]
-    if not verdict.right:
+    lines += [f"  {m.fact}: {'right' if m.right else 'WRONG'}: {m.why}" for m in marking.marks]
+    if not marking.right:
         lines.append(f"  (the shipped answer: fxoracle course check {ident} --solution)")
     return "\n".join(lines) + "\n"
 
 
-def to_json(ident: str, path: Path, verdict: Verdict) -> dict[str, object]:
+def to_json(ident: str, path: Path, marking: Marking) -> dict[str, object]:
     return {
         "exercise": ident,
         "file": str(path),
-        "right": verdict.right,
-        "facts": [{"fact": m.fact, "right": m.right, "why": m.why} for m in verdict.marks],
+        "right": marking.right,
+        "facts": [{"fact": m.fact, "right": m.right, "why": m.why} for m in marking.marks],
     }
 
 

@@ -8,7 +8,7 @@ from collections import deque
 import torch
 import torch.fx
 
-from checker.course.marking import CORPUS, Answer, Exercise, Mark, Verdict, names_of, same
+from checker.course.marking import CORPUS, Answer, Exercise, Mark, Marking, names_of, same
 from checker.io.model_file import load_model_file
 from checker.tools.refusals import key_differences
 from reference.dynamo.capture import capture
@@ -31,7 +31,7 @@ PAIRS = {
 }
 
 
-def check_01_1(answer: Answer) -> Verdict:
+def check_01_1(answer: Answer) -> Marking:
     said = answer.chosen("EQUAL_KEYS", PAIRS)
     marks = []
     for label, (a, b) in PAIRS.items():
@@ -43,21 +43,21 @@ def check_01_1(answer: Answer) -> Verdict:
         )
         shown = f"their keys are {ka} and {kb}"
         marks.append(same(f"{label!r} in EQUAL_KEYS", label in said, ka == kb, rule, shown=shown))
-    return Verdict(tuple(marks))
+    return Marking(tuple(marks))
 
 
 def _sin_twice(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return torch.sin(x) + torch.sin(y)
 
 
-def check_01_2(answer: Answer) -> Verdict:
+def check_01_2(answer: Answer) -> Marking:
     c = capture(_sin_twice, (torch.ones(3), torch.ones(3)))
     first, second = (n for n in c.gm.graph.nodes if n.target is torch.sin)
     live, offline = c.tracker.node_to_key, track_graph(c.gm.graph).node_to_key
     diff = key_differences(live[first], live[second])
     live_why = f"live, the keys differ in {_values(diff)}"
     offline_why = "offline, a call site is stack_trace's file and line, without the offset"
-    return Verdict(
+    return Marking(
         (
             same(
                 "LIVE_SAME_KEY",
@@ -80,7 +80,7 @@ def _values(diff: list[tuple[str, object, object]]) -> str:
     return "; ".join(f"{path} {a!r} vs {b!r}" for path, a, b in diff) or "none"
 
 
-def check_01_3(answer: Answer) -> Verdict:
+def check_01_3(answer: Answer) -> Marking:
     g = torch.fx.Graph()
     node = g.call_function(torch.mul, (g.placeholder("x"), 2))
     grad = node_key(node, current_global_state(), None)
@@ -90,7 +90,7 @@ def check_01_3(answer: Answer) -> Verdict:
     truth = diff[0][0] if len(diff) == 1 else _values(diff)
     why = f"node_key differs in {_values(diff)}"
     rule = "node_key reads the global state when it keys (TRK-2): print both keys' fields"
-    return Verdict(
+    return Marking(
         (same("DIFFERING_FIELD", answer.text("DIFFERING_FIELD"), truth, rule, shown=why),)
     )
 
@@ -144,7 +144,7 @@ def _goes_wrong(real: list[list[str]], broken: list[list[str]], view: GraphView)
     return "merged" if mixed else "misaligned"
 
 
-def check_02_1(answer: Answer) -> Verdict:
+def check_02_1(answer: Answer) -> Marking:
     c = capture(_sin_or_tanh, (torch.ones(3),))
     search = search_regions(c.gm.graph, c.tracker.buckets())
     view = search.view
@@ -162,7 +162,7 @@ def check_02_1(answer: Answer) -> Verdict:
     rule = f"that is: {GOES_WRONG[said]}; EXP-3 and EXP-6: a step joins only "
     rule += "candidates with region 0's key: play your STEP_2_IF_REFUSERS_KEPT_THEIR_CANDIDATE "
     rule += "forward to the end and compare what grows with the real lock-step's regions"
-    return Verdict(
+    return Marking(
         (
             same(
                 "STEP_2",
@@ -189,24 +189,24 @@ def check_02_1(answer: Answer) -> Verdict:
     )
 
 
-def check_02_2(answer: Answer) -> Verdict:
+def check_02_2(answer: Answer) -> Marking:
     gm = answer.function("build")()
     if not isinstance(gm, torch.fx.GraphModule):
         raise FxOracleError(f"{answer.where}: build() must return a GraphModule, not {gm!r}")
     groups = find_identical_regions(gm.graph, track_graph(gm.graph))
     if not groups:
         why = "expansion finds no region group in it: repeat a computation (same op, target and "
-        return Verdict((Mark("a group", False, why + "argument metadata) at least twice"),))
+        return Marking((Mark("a group", False, why + "argument metadata) at least twice"),))
     for group in groups:
         alone = all(Contraction(gm.graph, {}).cycle([r]) is None for r in group)
         together = Contraction(gm.graph, {}).cycle(group)
         if alone and together is not None:
             why = f"each region of {_regions(group)} is safe alone; all: {together[1]}"
-            return Verdict((Mark("regions safe alone, not together", True, why),))
+            return Marking((Mark("regions safe alone, not together", True, why),))
     first = groups[0]
     alone = all(Contraction(gm.graph, {}).cycle([r]) is None for r in first)
     why = "a region alone closes a cycle" if not alone else "contracting all closes no cycle"
-    return Verdict((Mark("regions safe alone, not together", False, f"{_regions(first)}: {why}"),))
+    return Marking((Mark("regions safe alone, not together", False, f"{_regions(first)}: {why}"),))
 
 
 def _regions(group: list[list[torch.fx.Node]]) -> str:
@@ -214,7 +214,7 @@ def _regions(group: list[list[torch.fx.Node]]) -> str:
 
 
 # ---- 03 outlining ------------------------------------------------------------------------------
-def check_03_1(answer: Answer) -> Verdict:
+def check_03_1(answer: Answer) -> Marking:
     b3 = load_model_file(CORPUS / "b3_shared_input.py")
     inputs = b3.example_inputs
     c = capture(b3.model, inputs)
@@ -224,7 +224,7 @@ def check_03_1(answer: Answer) -> Verdict:
     refused = {r.region: r.id for r in result.refused if r.region is not None}
     equal = all(torch.equal(a, b) for a, b in zip(c.gm(*inputs), b3.model(*inputs), strict=True))
     rules = "which regions RPL-2 (one placeholder per usage class) and RPL-8 (no shared storage)"
-    return Verdict(
+    return Marking(
         (
             same(
                 "PLACEHOLDERS",
@@ -254,14 +254,14 @@ def check_03_1(answer: Answer) -> Verdict:
     )
 
 
-def check_03_2(answer: Answer) -> Verdict:
+def check_03_2(answer: Answer) -> Marking:
     d1 = load_model_file(CORPUS / "d01_single_subgraph.py")
     c = capture(d1.model, d1.example_inputs)
     deduplicate(c.gm, c.tracker)
     code = c.gm.code
     second = deduplicate(c.gm, c.tracker)
     why = "the replaced regions' nodes are erased, so no region is found again (RPL-15)"
-    return Verdict(
+    return Marking(
         (
             same(
                 "SECOND_RUN_REPLACES",
@@ -281,13 +281,13 @@ def _constant_regions(x: torch.Tensor) -> torch.Tensor:
     return x + outs[0] * outs[1]
 
 
-def check_03_3(answer: Answer) -> Verdict:
+def check_03_3(answer: Answer) -> Marking:
     c = capture(_constant_regions, (torch.rand(3),))
     groups = [[list(names_of(r)) for r in g] for g in find_identical_regions(c.gm.graph, c.tracker)]
     result = deduplicate(c.gm, c.tracker)
     refusals = [r.id for r in result.refused]
     why = "; ".join(str(r.reason) for r in result.refused) or "nothing is refused"
-    return Verdict(
+    return Marking(
         (
             same(
                 "REGIONS",

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 import torch
 import torch.fx
 
-from checker.course.marking import Answer, Exercise, Verdict, names_of, same
+from checker.course.marking import Answer, Exercise, Marking, names_of, same
 from reference.errors import FxOracleError
 from reference.sort.deps import OrderingDeps
 from reference.sort.stable import stable_topological_sort
@@ -40,7 +40,7 @@ def _by_name(gm: GM) -> dict[str, Node]:
 
 
 # ---- 04 sort ----------------------------------------------------------------------------------
-def check_04_1(answer: Answer) -> Verdict:
+def check_04_1(answer: Answer) -> Marking:
     gm = _graph(
         ("a", "sin", ("x",)),
         ("add_", "add_", ("x", 1)),
@@ -60,7 +60,7 @@ def check_04_1(answer: Answer) -> Verdict:
             raise FxOracleError(f"{answer.where}: EXTRA[{name!r}] must be a list of node names")
         why = _srt6_why(name)
         marks.append(same(f"EXTRA[{name!r}]", tuple(mine), truth, why))
-    return Verdict(tuple(marks))
+    return Marking(tuple(marks))
 
 
 def _srt6_why(name: str) -> str:
@@ -98,12 +98,12 @@ def _outline_after(keep_erased_deps: bool) -> tuple[GM, tuple[str, ...]]:
     return gm, names_of(deps.deps_of(inv))
 
 
-def check_04_2(answer: Answer) -> Verdict:
+def check_04_2(answer: Answer) -> Marking:
     torch_gm, torch_deps = _outline_after(keep_erased_deps=False)
     kept_gm, kept_deps = _outline_after(keep_erased_deps=True)
     drop = "torch's update drops the erased node's own entry (SRT-9)"
     keep = "keep_erased_deps=True hands after's own deps to inv (SRT-10)"
-    return Verdict(
+    return Marking(
         (
             same("TORCH_DEPS_OF_INV", answer.names("TORCH_DEPS_OF_INV"), torch_deps, drop),
             same("INHERITED_DEPS_OF_INV", answer.names("INHERITED_DEPS_OF_INV"), kept_deps, keep),
@@ -123,7 +123,7 @@ def check_04_2(answer: Answer) -> Verdict:
     )
 
 
-def check_04_3(answer: Answer) -> Verdict:
+def check_04_3(answer: Answer) -> Marking:
     gm = worked_example()
     n = _by_name(gm)
     try:
@@ -134,7 +134,7 @@ def check_04_3(answer: Answer) -> Verdict:
         said = f"the sort says: {e}"
         cycle = tuple(str(e).split("cycle ", 1)[1].split(" -> "))
     order = names_of(list(gm.graph.nodes))
-    return Verdict(
+    return Marking(
         (
             same(
                 "CYCLE",
@@ -178,10 +178,10 @@ def policy(ids: Mapping[str, int]) -> Callable[[Node], int]:
 ONE_PER_CALL = {"a": 0, "no_grad": 1, "e": 2, "grad": 3, "total": 4}
 
 
-def check_05_1(answer: Answer) -> Verdict:
+def check_05_1(answer: Answer) -> Marking:
     plan = plan_split(b6_graph(), policy(ONE_PER_CALL), keep_original_order=True)
     why = "first appearance, which is topological here, runs every partition in its place"
-    return Verdict(
+    return Marking(
         (
             same("REFERENCE_ORDER", answer.numbers("REFERENCE_ORDER"), plan.order, why),
             same("TORCH_ORDER", answer.numbers("TORCH_ORDER"), plan.upstream_order, why),
@@ -189,7 +189,7 @@ def check_05_1(answer: Answer) -> Verdict:
     )
 
 
-def check_05_2(answer: Answer) -> Verdict:
+def check_05_2(answer: Answer) -> Marking:
     gm = b6_graph()
     ids = {"a": 0, "no_grad": 0, "e": 1, "grad": 1, "total": 1}
     plan = plan_split(gm, policy(ids))
@@ -214,17 +214,17 @@ def check_05_2(answer: Answer) -> Verdict:
             "the split run on an input that requires grad",
         )
     )
-    return Verdict(tuple(marks))
+    return Marking(tuple(marks))
 
 
-def check_05_3(answer: Answer) -> Verdict:
+def check_05_3(answer: Answer) -> Marking:
     try:
         plan_split(b6_graph(), policy({"a": 1, "no_grad": 0, "e": 2, "grad": 3, "total": 4}))
         refused, said = False, "plan_split accepted the ids"
     except FxOracleError as e:
         refused, said = True, f"plan_split says: {e} (SPL-10)"
     plain = plan_split(b6_graph(with_grad_nodes=False), policy({"a": 1, "e": 0, "total": 0}))
-    return Verdict(
+    return Marking(
         (
             same(
                 "REFUSED",

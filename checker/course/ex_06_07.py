@@ -8,7 +8,7 @@ import torch
 import torch.fx
 from torch.utils._sympy.functions import FloorDiv, PythonMod
 
-from checker.course.marking import CORPUS, Answer, Exercise, Mark, Verdict, same
+from checker.course.marking import CORPUS, Answer, Exercise, Mark, Marking, same
 from checker.io.model_file import load_model_file
 from checker.proof.check import check_transformation
 from checker.proof.report import ACYCLIC, ORDERING, Report
@@ -60,7 +60,7 @@ def _ids(report: Report, unknown: bool = False) -> frozenset[str]:
     return frozenset(o.id for o in (report.unknowns if unknown else report.violations))
 
 
-def check_06_1(answer: Answer) -> Verdict:
+def check_06_1(answer: Answer) -> Marking:
     original, transformed = worked_example()
     planted = with_constant(transformed, 1.5 * (1 + 1e-9))
     report = check_transformation(original, planted)
@@ -70,7 +70,7 @@ def check_06_1(answer: Answer) -> Verdict:
         (a - b).abs().max().item() for a, b in zip(original(*inputs), planted(*inputs), strict=True)
     )
     as_f32 = torch.tensor(1.5 * (1 + 1e-9), dtype=torch.float32).item()
-    return Verdict(
+    return Marking(
         (
             same(
                 "VIOLATED",
@@ -129,12 +129,12 @@ _CHK = tuple(f"CHK-{n}" for n in (1, 2, 3, 4, 5, 6, 17))
 _META = "a meta tensor has a shape but no values: which obligations must run the modules? (CHK-7)"
 
 
-def check_06_2(answer: Answer) -> Verdict:
+def check_06_2(answer: Answer) -> Marking:
     original, transformed = worked_example()
     meta = (torch.empty(4, device="meta"), torch.empty(4, device="meta"))
     report = check_transformation(original, transformed, meta)
     why = "; ".join(o.line() for o in report.unknowns) or "nothing is unknown"
-    return Verdict(
+    return Marking(
         (
             same("VIOLATED", answer.chosen("VIOLATED", _CHK), _ids(report), _META, shown=why),
             same(
@@ -149,7 +149,7 @@ def check_06_2(answer: Answer) -> Verdict:
     )
 
 
-def check_06_3(answer: Answer) -> Verdict:
+def check_06_3(answer: Answer) -> Marking:
     original, transformed = worked_example()
     n = {node.name: node for node in transformed.graph.nodes}
     report = check_transformation(
@@ -158,7 +158,7 @@ def check_06_3(answer: Answer) -> Verdict:
     verdict = report.verdict_of(ACYCLIC)
     witness = verdict.witness if isinstance(verdict, Violated) else ""
     cycle = tuple(witness.split("cycle ", 1)[1].split(" -> ")) if "cycle " in witness else ()
-    return Verdict(
+    return Marking(
         (
             same(
                 "VIOLATED", answer.chosen("VIOLATED", _CHK), _ids(report), f"the report: {witness}"
@@ -168,7 +168,7 @@ def check_06_3(answer: Answer) -> Verdict:
     )
 
 
-def check_06_4(answer: Answer) -> Verdict:
+def check_06_4(answer: Answer) -> Marking:
     info = load_model_file(CORPUS / "own_autocast_back_to_back.py")
     original = capture(info.model, info.example_inputs, info.dynamic).gm
     calls = [n for n in original.graph.nodes if n.op not in ("placeholder", "output")]
@@ -180,7 +180,7 @@ def check_06_4(answer: Answer) -> Verdict:
     runs_first = tuple(n.name for n in body.graph.nodes if n.op.startswith("call"))
     verdict = check_transformation(original, split).verdict_of(ORDERING)
     state = "every partition re-enters the autocast state its nodes ran in (SPL-9)"
-    return Verdict(
+    return Marking(
         (
             same("CHK4", answer.text("CHK4"), type(verdict).__name__.lower(), state),
             same(
@@ -197,7 +197,7 @@ def check_06_4(answer: Answer) -> Verdict:
 s0 = sympy.Symbol("s0", integer=True)
 
 
-def check_07_1(answer: Answer) -> Verdict:
+def check_07_1(answer: Answer) -> Marking:
     nested = prove_equal(FloorDiv(FloorDiv(s0, 2), 3), FloorDiv(s0, 6))
     value = answer.number("S0")
     lhs, rhs = (value // 2) * 3, (value * 3) // 2
@@ -209,7 +209,7 @@ def check_07_1(answer: Answer) -> Verdict:
         "it asks whether the size in z3's model (the Violated verdict's `model`) is "
         "your S0 (SHP-9: a violation carries one model that separates the sides)"
     )
-    return Verdict(
+    return Marking(
         (
             same(
                 "NESTED_HOLDS",
@@ -233,12 +233,12 @@ def check_07_1(answer: Answer) -> Verdict:
     )
 
 
-def check_07_2(answer: Answer) -> Verdict:
+def check_07_2(answer: Answer) -> Marking:
     a, b = sympy.symbols("a b", integer=True)
     floor = z3_value_at(FloorDiv(a, b), {"a": 7, "b": -2})
     mod = z3_value_at(PythonMod(a, b), {"a": 1, "b": -2})
     zero = z3_value_at(FloorDiv(a, b), {"a": 7, "b": 0})
-    return Verdict(
+    return Marking(
         (
             same(
                 "FLOORDIV_7_BY_MINUS_2",
@@ -263,14 +263,14 @@ def check_07_2(answer: Answer) -> Verdict:
     )
 
 
-def check_07_3(answer: Answer) -> Verdict:
+def check_07_3(answer: Answer) -> Marking:
     facts = answer.raw("FACTS", ShapeFacts, "a ShapeFacts")
     theirs = prove_equal(s0, s0 + 1, facts)
     contradictory = isinstance(theirs, Unknown) and theirs.reason.startswith("SHP-10")
     truth = prove_equal(s0, s0 + 1, ShapeFacts(ranges=(SymbolRange("s0", 5, 3),)))
     lengths = prove_sizes_equal([s0, 2], [s0])
     asked = "" if contradictory else ": facts that admit no s0 at all were asked for"
-    return Verdict(
+    return Marking(
         (
             Mark("FACTS", contradictory, f"with your facts prove_equal says {theirs}{asked}"),
             same(

@@ -8,7 +8,7 @@ import operator
 import torch
 import torch.fx
 
-from checker.course.marking import CORPUS, Answer, Exercise, Mark, Verdict, same
+from checker.course.marking import CORPUS, Answer, Exercise, Mark, Marking, same
 from checker.io.model_file import load_model_file
 from checker.oracle.compare.divergence import Blame
 from checker.oracle.compare.meaning import Interner, meaning
@@ -24,11 +24,11 @@ PARTS = tuple(str(c) for c in COMPONENTS)
 
 
 # ---- 08 oracle --------------------------------------------------------------------------------
-def check_08_1(answer: Answer) -> Verdict:
+def check_08_1(answer: Answer) -> Marking:
     report = run_diff([load_model_file(CORPUS / "d15_mutation_ordering.py")], EXAMPLE)
     found = [d for g in report.graphs for d in g.divergences]
     blamed = sorted({str(d.blame) for d in found}) or ["no divergence"]
-    return Verdict(
+    return Marking(
         (
             same(
                 "COMPARED",
@@ -53,7 +53,7 @@ def check_08_1(answer: Answer) -> Verdict:
     )
 
 
-def check_08_2(answer: Answer) -> Verdict:
+def check_08_2(answer: Answer) -> Marking:
     answer.raw("DropsDeadNodes", type, "a class with a stable_sort method")
     against = f"{answer.module}:DropsDeadNodes"
     model = load_model_file(CORPUS / "own_inplace_inside.py")
@@ -61,11 +61,11 @@ def check_08_2(answer: Answer) -> Verdict:
     blamed = [d for d in found if d.blame is Blame.OTHER]
     if not blamed:
         why = "the oracle blames your sort nowhere: does it erase the nodes nobody uses?"
-        return Verdict((Mark("your planted bug is caught", False, why),))
+        return Marking((Mark("your planted bug is caught", False, why),))
     detail = blamed[0].detail
     erased = detail.split(" nodes ", 1)[1].split(";")[0] if " nodes " in detail else ""
     dead = frozenset(part.strip() for part in erased.split(",") if part.strip())
-    return Verdict(
+    return Marking(
         (
             Mark("your planted bug is caught", True, f"blamed on your plug-in: {detail}"),
             same("KIND", answer.text("KIND"), str(blamed[0].kind), "the kind the oracle reports"),
@@ -92,11 +92,11 @@ def _graph(update_first: bool, independent: bool = False) -> torch.fx.GraphModul
     return torch.fx.GraphModule(torch.nn.Module(), g)
 
 
-def check_08_3(answer: Answer) -> Verdict:
+def check_08_3(answer: Answer) -> Marking:
     interner = Interner()
     moved = meaning(_graph(False), interner) == meaning(_graph(True), interner)
     swapped = meaning(_graph(True, True), interner) == meaning(_graph(False, True), interner)
-    return Verdict(
+    return Marking(
         (
             same(
                 "UPDATE_MOVED_SAME_MEANING",
@@ -124,7 +124,7 @@ def _views_then_update(x: torch.Tensor) -> torch.Tensor:
     return y.sum() + s.sum()
 
 
-def check_09_1(answer: Answer) -> Verdict:
+def check_09_1(answer: Answer) -> Marking:
     c = capture(_views_then_update, (torch.randn(2, 3),))
     db = AliasDB(c.gm.graph)
     h = db.classes(next(n for n in c.gm.graph.nodes if n.name == "h"))
@@ -133,7 +133,7 @@ def check_09_1(answer: Answer) -> Verdict:
     old = OrderingDeps.from_graph(c.gm.graph, policy=Policy(order_aliases=False)).as_mapping()
     edges = {f"{k.name} after {d.name}" for k, v in new.items() for d in v}
     torch_edges = {f"{k.name} after {d.name}" for k, v in old.items() for d in v}
-    return Verdict(
+    return Marking(
         (
             same(
                 "SHARE_H_STORAGE",
@@ -159,7 +159,7 @@ def _chunk_then_update(x: torch.Tensor) -> torch.Tensor:
     return z
 
 
-def check_09_2(answer: Answer) -> Verdict:
+def check_09_2(answer: Answer) -> Marking:
     c = capture(_chunk_then_update, (torch.randn(4, 3),))
     n = {node.name: node for node in c.gm.graph.nodes}
     follows = n["mul_"] in OrderingDeps.from_graph(c.gm.graph).deps_of(n["z"])
@@ -170,7 +170,7 @@ def check_09_2(answer: Answer) -> Verdict:
         if one
         else "a and b are in different storage classes"
     )
-    return Verdict((same("Z_FOLLOWS_MUL_", answer.flag("Z_FOLLOWS_MUL_"), follows, why),))
+    return Marking((same("Z_FOLLOWS_MUL_", answer.flag("Z_FOLLOWS_MUL_"), follows, why),))
 
 
 EXERCISES = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from checker.course.marking import Answer, Exercise, Mark, Verdict, same
+from checker.course.marking import Answer, Exercise, Mark, Marking, same
 from reference.dynamo.capture import capture
 from reference.fx_helpers import flat_node_args
 
@@ -22,7 +22,7 @@ def writes(x: torch.Tensor, y: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
     return c * 2
 
 
-def check_11_1(answer: Answer) -> Verdict:
+def check_11_1(answer: Answer) -> Marking:
     graph = capture(writes, (torch.randn(4), torch.randn(4), torch.tensor([1, 2])))
     by_name = {n.name: n for n in graph.gm.graph.nodes}
     facts = graph.tracker.node_to_mutated_arg_positions
@@ -37,7 +37,7 @@ def check_11_1(answer: Answer) -> Verdict:
         marks.append(same(asked, answer.numbers(asked), positions, why))
     why = "the node at each position, in the order add_, setitem, add (DIF-21)"
     marks.append(same("WRITTEN", answer.names("WRITTEN"), tuple(written), why))
-    return Verdict(tuple(marks))
+    return Marking(tuple(marks))
 
 
 EXERCISES = (

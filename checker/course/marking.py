@@ -32,8 +32,8 @@ class Mark:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """An answer file's verdict: right when every mark is."""
+class Marking:
+    """An answer file's marking: one mark per fact; right when every mark is."""
 
     marks: tuple[Mark, ...]
 
@@ -149,4 +149,4 @@ class Exercise:
     ident: str
     ids: tuple[str, ...]
     asks: str
-    check: Callable[[Answer], Verdict]
+    check: Callable[[Answer], Marking]

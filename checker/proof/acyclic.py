@@ -17,7 +17,7 @@ import torch
 import torch.fx
 
 from checker.proof.graphs import graph_modules
-from checker.proof.verdict import Holds, Verdict, Violated
+from checker.proof.verdict import HOLDS, Verdict, Violated
 
 Node = torch.fx.Node
 MAX_CYCLE_EDGES = 64  # edges of the found cycle tried as the start of a shorter one
@@ -33,7 +33,7 @@ def check_acyclic(
         if cycle is not None:
             names = " -> ".join(n.name for n in [*cycle, cycle[0]])
             return Violated(f"CHK-2: {path or 'graph'}: cycle {names}")
-    return Holds()
+    return HOLDS
 
 
 def dependency_graph(

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator
+from functools import partial
 
 import torch
 import torch.fx
 
+from checker.proof.verdict import HOLDS, Verdict, Violated, first_failure
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import attribute
 from reference.names import INVOKE
@@ -25,36 +27,37 @@ from reference.names import INVOKE
 Node = torch.fx.Node
 
 
-def aliasing_problem(module: torch.fx.GraphModule) -> str | None:
-    """`name: why` for the first call of `module` whose operands or results alias, or None."""
+def check_call_aliasing(module: torch.fx.GraphModule) -> Verdict:
+    """HOLDS when no call of `module` has operands or results that alias; else Violated,
+    `name: why`, for the first that has."""
     calls = [n for n in module.graph.nodes if n.op == "call_function" and n.target is INVOKE]
     if not calls:
-        return None
+        return HOLDS
     db = AliasDB(module.graph)
-    bodies: dict[object, str | None] = {}  # a body called many times is judged once
+    bodies: dict[object, Verdict] = {}  # a body called many times is judged once
     for call in calls:
         fetch = call.args[0]
         body = attribute(module, str(fetch.target)) if isinstance(fetch, Node) else None
         if body not in bodies:
-            bodies[body] = _result_problem(body)
-        problem = _operand_problem(call, db) or bodies[body]
-        if problem is not None:
-            return f"{call.name}: {problem}"
-    return None
+            bodies[body] = _results(body)
+        found = first_failure(partial(_operands, call, db), partial(bodies.__getitem__, body))
+        if isinstance(found, Violated):
+            return Violated(f"{call.name}: {found.witness}")
+    return HOLDS
 
 
-def _operand_problem(call: Node, db: AliasDB) -> str | None:
+def _operands(call: Node, db: AliasDB) -> Verdict:
     seen: dict[StorageClass, Node] = {}
-    for operand in _operands(call):
+    for operand in _operand_nodes(call):
         for cls in sorted(db.classes(operand)):
             other = seen.get(cls)
             if other is not None and other is not operand and not _one_tuple(other, operand):
-                return f"CHK-18: operands {other.name} and {operand.name} share storage"
+                return Violated(f"CHK-18: operands {other.name} and {operand.name} share storage")
             seen.setdefault(cls, operand)
-    return None
+    return HOLDS
 
 
-def _operands(call: Node) -> Iterator[Node]:
+def _operand_nodes(call: Node) -> Iterator[Node]:
     yield from (a for a in call.args[2:] if isinstance(a, Node))
 
 
@@ -64,21 +67,21 @@ def _one_tuple(a: Node, b: Node) -> bool:
     return getitems and a.args[0] is b.args[0]
 
 
-def _result_problem(body: object) -> str | None:
+def _results(body: object) -> Verdict:
     if not isinstance(body, torch.fx.GraphModule):
-        return None  # CHK-1's other rules say what is wrong with the call
+        return HOLDS  # CHK-1's other rules say what is wrong with the call
     db = AliasDB(body.graph)
     inputs = {c: n for n in body.graph.find_nodes(op="placeholder") for c in db.classes(n)}
     output = next(n for n in body.graph.nodes if n.op == "output")
-    for k, result in enumerate(_results(output)):
+    for k, result in enumerate(_result_nodes(output)):
         shared = sorted(db.classes(result) & inputs.keys())
         if shared:
-            return f"CHK-18: result {k} ({result.name}) shares storage with operand " \
-                   f"{inputs[shared[0]].name}"  # fmt: skip
-    return None
+            return Violated(f"CHK-18: result {k} ({result.name}) shares storage with operand "
+                            f"{inputs[shared[0]].name}")  # fmt: skip
+    return HOLDS
 
 
-def _results(output: Node) -> list[Node]:
+def _result_nodes(output: Node) -> list[Node]:
     found: list[Node] = []
     torch.fx.map_arg(output.args, found.append)
     return found

@@ -4,17 +4,19 @@ regions into `invoke_subgraph` calls or splits a graph into submodules (spec cha
 Nothing of the transformation is trusted: not its region groups, not its dependency map, not
 its names. Each obligation is checked on its own and gets a three-state verdict:
 
-  CHK-1 well-formed      lint, arity, operands, getitem range, identifiers (wellformed.py)
+  CHK-1 well-formed      lint, arity, operands, getitem range, identifiers, no body that
+                         mutates its inputs (CHK-15), no call whose operands or results
+                         share storage (CHK-18)              (wellformed.py, call_aliasing.py)
   CHK-2 acyclic          data and extra dependencies, networkx            (acyclic.py)
   CHK-3 dataflow         inline every call, pair the nodes with the original (inline.py,
   CHK-4 ordering         the original's ordering dependencies, flat order   dependencies.py)
   CHK-5 shapes           operands vs callee signature, z3                 (shapes/check.py)
   CHK-6 numbers          both modules on the example inputs, call bodies run (numeric.py)
   CHK-17 runtime         the transformed module through torch's runtime   (numeric.py)
-  CHK-18 call aliasing   no call's operands and results share storage     (call_aliasing.py)
 
-A failure inside one obligation becomes `Unknown` with the exception's one-line message
-(CHK-9): `check_transformation` never raises on a pair of graph modules.
+A failure inside one obligation becomes `Unknown` with the exception's one-line description
+(`reference.errors.describe`, CHK-9): `check_transformation` never raises on a pair of graph
+modules.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from checker.proof.report import (
 from checker.proof.shapes.check import check_call_shapes, facts_of
 from checker.proof.verdict import Unknown, Verdict
 from checker.proof.wellformed import check_wellformed
-from reference.errors import FxOracleError, expect
+from reference.errors import FxOracleError, describe, expect
 
 Node = torch.fx.Node
 T = TypeVar("T")
@@ -129,12 +131,11 @@ def _once(make: Callable[[], T]) -> Callable[[], T]:
 
 
 def _guarded(run: Callable[[], T]) -> T | Unknown:
-    """`run()`, or Unknown with the exception's one-line message (CHK-9)."""
+    """`run()`, or Unknown with the exception's one-line description (CHK-9)."""
     try:
         return run()
     except Exception as e:  # an internal failure is unknown, never a pass and never a crash
-        text = str(e).strip().splitlines()
-        return Unknown(f"{type(e).__name__}: {text[0] if text else '(no message)'}")
+        return Unknown(describe(e))
 
 
 def _verdict(check: CheckId, run: Callable[[], Verdict]) -> Verdict:

@@ -30,7 +30,7 @@ import torch.fx
 from checker.proof.flat import FlatGraph, FlatNode, structural_key
 from checker.proof.flat_render import render, render_parts
 from checker.proof.global_state import check_states, is_switch, states
-from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict, Violated
 from reference.names import qualified_name
 from reference.sort.deps import OrderingDeps
 
@@ -100,7 +100,7 @@ def _verdict(
         if cls[0][i] != cls[1][j]:
             found, wanted = transformed.nodes[j].name, original.nodes[i].name
             return Violated(f"CHK-3: output {k} is {found}, which does not compute {wanted}")
-    return Holds()
+    return HOLDS
 
 
 # fx's side-effectful functions (asserts, `_check`s): never dead, whatever reads them

@@ -17,7 +17,7 @@ from itertools import repeat
 
 from checker.proof.flat import FlatGraph, FlatNode
 from checker.proof.flat_render import render_parts
-from checker.proof.verdict import Holds, Verdict, Violated
+from checker.proof.verdict import HOLDS, Verdict, Violated
 from reference.effects.node_effects import AUTOCAST_TARGETS, GRAD_MODE_TARGET
 from reference.names import qualified_name
 
@@ -79,7 +79,7 @@ def check_states(original: FlatGraph, transformed: FlatGraph, pairs: Mapping[int
             f"CHK-4: the original ends with {state_text(our_end)}, the transformed graph with "
             f"{state_text(their_end)} (global state)"
         )
-    return Holds()
+    return HOLDS
 
 
 def same_state(a: State, b: State, grad_free: bool) -> bool:

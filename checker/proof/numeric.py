@@ -27,9 +27,9 @@ from checker.io.threads import one_thread
 from checker.proof.draws import Draws, seeded
 from checker.proof.number_inputs import InputSets, NoInputs
 from checker.proof.on_cpu import moved_to_cpu
-from checker.proof.runs import clone, compare_runs, differ, torch_modes_kept
-from checker.proof.training import training_problem, trains
-from checker.proof.verdict import Holds, Unknown, Verdict
+from checker.proof.runs import agreement, clone, compare_runs, torch_modes_kept
+from checker.proof.training import training, trains
+from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict, Violated
 from reference.errors import describe
 from reference.names import INVOKE
 from reference.replace.bodies import body_key
@@ -69,7 +69,7 @@ def check_runtime(
     distinct call keeps the check's cost that of the graph); a failure, or other numbers or
     `requires_grad` flags than the body's, is torch's runtime's, and the verdict is Unknown."""
     if not any(n.target is INVOKE for n in transformed.graph.nodes):
-        return Holds()
+        return HOLDS
     if isinstance(inputs, NoInputs):
         return Unknown(f"CHK-17: {inputs}")
     found = inputs
@@ -83,17 +83,14 @@ def check_runtime(
     except Exception as e:  # told, never raised
         where = "" if probe.current is None else f" at {probe.current.name}"
         return Unknown(f"CHK-17: the transformed module raised {describe(e)}{where} {label}")
-    if probe.problem:
-        return Unknown(f"CHK-17: torch's invoke_subgraph runtime {probe.problem} {label}")
-    broken, failure = "", ""
+    if isinstance(probe.found, Violated):
+        return Unknown(f"CHK-17: torch's invoke_subgraph runtime {probe.found.witness} {label}")
+    trained: Verdict = HOLDS
     if trains(transformed, values):
-        broken, failure = training_problem(*_modules(original, transformed, found), values)
-    if broken:
-        return Unknown(
-            f"CHK-17: torch's training runtime (AOTAutograd) rejects {broken}: {failure}"
-        )
-    notes = [CPU_NOTE] if found.on_cpu else []
-    notes += [f"torch's training runtime (AOTAutograd) fails: {failure}"] if failure else []
+        trained = training(*_modules(original, transformed, found), values)
+    if not isinstance(trained, Holds):
+        return trained
+    notes = ([CPU_NOTE] if found.on_cpu else []) + ([trained.note] if trained.note else [])
     return Holds("; ".join(notes))
 
 
@@ -127,7 +124,7 @@ class _RuntimeProbe(torch.fx.Interpreter):
         self.current: torch.fx.Node | None = None
         self.bodies: dict[str, Hashable] = {}  # subgraph identifier -> its body's structure
         self.seen: set[Hashable] = set()  # (body structure, operand metadata) already probed
-        self.problem = ""
+        self.found: Verdict = HOLDS  # Violated: what torch's runtime did wrong, first
 
     def run_node(self, n: torch.fx.Node) -> Any:
         self.current = n
@@ -142,7 +139,7 @@ class _RuntimeProbe(torch.fx.Interpreter):
         if identifier not in self.bodies:
             self.bodies[identifier] = body_key(body)
         probe = (self.bodies[identifier], tuple(_operand_form(o) for o in operands))
-        if probe in self.seen or self.problem:
+        if probe in self.seen or isinstance(self.found, Violated):
             return direct
         self.seen.add(probe)
         after = Draws.now()
@@ -151,15 +148,15 @@ class _RuntimeProbe(torch.fx.Interpreter):
             ran = tuple(INVOKE(body, identifier, *operands))
         except Exception as e:  # torch's runtime failed: the verdict names it
             at = self.current.name if self.current is not None else "?"
-            self.problem = f"raised {describe(e)} at {at} ({identifier})"
+            self.found = Violated(f"raised {describe(e)} at {at} ({identifier})")
             after.restore()
             return direct
         for k, (want, got) in enumerate(zip(direct, ran, strict=False)):
-            problem = differ(want, got)
-            if problem is not None:
-                self.problem = f"returns {problem} for output {k} of {identifier}"
-        if not self.problem and not Draws.now().same_as(after):
-            self.problem = f"draws other random numbers than the body of {identifier}"
+            agreed = agreement(want, got)
+            if isinstance(agreed, Violated):
+                self.found = Violated(f"returns {agreed.witness} for output {k} of {identifier}")
+        if isinstance(self.found, Holds) and not Draws.now().same_as(after):
+            self.found = Violated(f"draws other random numbers than the body of {identifier}")
         return ran
 
 

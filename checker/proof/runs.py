@@ -12,7 +12,7 @@ Tolerance (CHK-16, CHK-19): `torch.testing.assert_close`'s rtol for the precisio
 was computed in (the dtype; TF32 for float32 on CUDA where torch's flags turn it on), its atol
 scaled by the largest magnitude of the expected tensor (at least 1; on CUDA at least rtol
 scaled); exact for integers and bools; NaN equals NaN. This module is fxoracle's one comparison
-of numbers: the checker's CHK-6 and CHK-17 and the oracle's judge all call `differ`.
+of numbers: the checker's CHK-6 and CHK-17 and the oracle's judge all call `agreement`.
 The module's state (tensors its graphs read by `get_attr`: buffers, parameters, constants) is
 read after the call on both sides and put back as it was; `compare_runs` also compares the
 original's state after the call with the transformed module's tensors of the same names.
@@ -34,7 +34,7 @@ from torch.utils._pytree import tree_leaves
 from checker.io.threads import one_thread
 from checker.proof.draws import seeded
 from checker.proof.graphs import graph_modules
-from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from checker.proof.verdict import HOLDS, Unknown, Verdict, Violated
 from reference.errors import describe
 from reference.fx_helpers import attribute
 
@@ -174,30 +174,27 @@ def compare_runs(
         if len(want) != len(got):
             return Violated(f"CHK-6: {len(got)} {kind}s instead of {len(want)}{label}")
         for k, (a, b) in enumerate(zip(want, got, strict=True)):
-            problem = differ(a, b)
-            if problem is not None:
+            agreed = agreement(a, b)
+            if isinstance(agreed, Violated):
                 after = " after the call" if kind == "input" else ""
-                return Violated(f"CHK-6: {kind} {k}{after}{label}: {problem}")
+                return Violated(f"CHK-6: {kind} {k}{after}{label}: {agreed.witness}")
     for name, a, b in zip(names, expected.state, found.state, strict=True):
-        problem = _state_problem(a, b, name in expected.written)
-        if problem is not None:
-            return Violated(f"CHK-6: state {name} after the call{label}: {problem}")
+        agreed = _state_agreement(a, b, name in expected.written)
+        if isinstance(agreed, Violated):
+            return Violated(f"CHK-6: state {name} after the call{label}: {agreed.witness}")
     if found.grad_mode != expected.grad_mode:
         return Violated(f"CHK-6: grad mode {found.grad_mode} after the call instead of "
                         f"{expected.grad_mode}{label}")  # fmt: skip
-    return Holds()
+    return HOLDS
 
 
-def _state_problem(a: torch.Tensor | None, b: torch.Tensor | None, written: bool) -> str | None:
-    """Why the transformed module's state tensor `b` is not the original's `a` after the call:
-    they differ, or the original wrote it and the transformed module holds no such tensor."""
-    if a is not None and b is None:
-        return (
-            "the original writes it; the transformed module holds no such tensor"
-            if written
-            else None
-        )
-    return None if a is None or b is None else differ(a, b)
+def _state_agreement(a: torch.Tensor | None, b: torch.Tensor | None, written: bool) -> Verdict:
+    """Whether the transformed module's state tensor `b` is the original's `a` after the call:
+    Violated when they differ, or when the original wrote it and the transformed module holds
+    no such tensor."""
+    if a is not None and b is None and written:
+        return Violated("the original writes it; the transformed module holds no such tensor")
+    return HOLDS if a is None or b is None else agreement(a, b)
 
 
 def clone(value: Any) -> Any:
@@ -207,23 +204,23 @@ def clone(value: Any) -> Any:
     return value
 
 
-def differ(a: Any, b: Any) -> str | None:
-    """Why `b` is not close to `a`, or None (CHK-16: the dtype's rtol; its atol times the
-    largest magnitude of `a`, at least 1)."""
+def agreement(a: Any, b: Any) -> Verdict:
+    """HOLDS when `b` is close to `a`, else Violated saying why (CHK-16: the dtype's rtol; its
+    atol times the largest magnitude of `a`, at least 1)."""
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
-        return None if type(a) is type(b) and a == b else f"{b!r} instead of {a!r}"
+        return HOLDS if type(a) is type(b) and a == b else Violated(f"{b!r} instead of {a!r}")
     if a.requires_grad != b.requires_grad:
-        return f"requires_grad {b.requires_grad} instead of {a.requires_grad}"
+        return Violated(f"requires_grad {b.requires_grad} instead of {a.requires_grad}")
     if _identical(a, b):  # most inputs after the call: nothing wrote them
-        return None
+        return HOLDS
     try:
         rtol, atol = tolerance(a)
         torch.testing.assert_close(b, a, rtol=rtol, atol=atol, equal_nan=True)
     except AssertionError as e:
         lines = [line.strip() for line in str(e).splitlines()]
         kept = [ln for ln in lines if ln.startswith(_MESSAGE_LINES)]
-        return "; ".join(kept or lines[:1])
-    return None
+        return Violated("; ".join(kept or lines[:1]))
+    return HOLDS
 
 
 def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -22,6 +22,7 @@ from torch.utils._pytree import tree_leaves
 
 from checker.io.threads import one_thread
 from checker.proof.runs import clone, torch_modes_kept
+from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict, Violated
 from reference.errors import describe
 
 # what AOTAutograd's invoke_subgraph rule says, and the obligation a transformation broke
@@ -38,21 +39,31 @@ def trains(module: torch.nn.Module, inputs: Sequence[Any]) -> bool:
     return found or any(p.requires_grad for p in module.parameters())
 
 
-def training_problem(
+def training(
     original: torch.fx.GraphModule, transformed: torch.fx.GraphModule, inputs: Sequence[Any]
-) -> tuple[str, str]:
-    """Why torch's training runtime rejects `transformed` and not `original`: (the obligation
-    broken, or "" for a failure no obligation explains, a torch limitation; the failure), or
-    ("", "") when it does not (CHK-17)."""
-    failure = compile_and_train(transformed, inputs)
-    if not failure or compile_and_train(original, inputs):
-        return "", ""
-    return next((why for words, why in REJECTIONS if words in failure), ""), failure
+) -> Verdict:
+    """Whether torch's training runtime takes `transformed` as it takes `original` (CHK-17):
+    HOLDS when it does (or rejects both); `Unknown` naming the obligation broken when it rejects
+    only `transformed` for a reason an obligation explains; else `Holds` with a note telling the
+    failure, a torch limitation."""
+    compiled = compile_and_train(transformed, inputs)
+    if not isinstance(compiled, Violated):
+        return HOLDS
+    if not isinstance(compile_and_train(original, inputs), Holds):
+        return HOLDS  # the original fails too: not the transformation's doing
+    failure = compiled.witness
+    broken = next((why for words, why in REJECTIONS if words in failure), "")
+    if broken:
+        return Unknown(
+            f"CHK-17: torch's training runtime (AOTAutograd) rejects {broken}: {failure}"
+        )
+    return Holds(f"torch's training runtime (AOTAutograd) fails: {failure}")
 
 
-def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> str:
+def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> Verdict:
     """`module` through `aot_module_simplified` with no-op compilers, forward, then backward of
-    every output that requires grad: "" when it all runs, else the one-line description."""
+    every output that requires grad: HOLDS when it all runs, else `Violated` with the one-line
+    description of what it raised."""
     from torch._functorch._aot_autograd.utils import make_boxed_func
     from torch._functorch.aot_autograd import aot_module_simplified
 
@@ -68,8 +79,8 @@ def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> st
             if outputs:
                 torch.autograd.backward(outputs, [torch.ones_like(t) for t in outputs])
     except Exception as e:  # torch's training runtime failed: the verdict names it
-        return describe(e)
-    return ""
+        return Violated(describe(e))
+    return HOLDS
 
 
 def _differentiable(value: object) -> bool:

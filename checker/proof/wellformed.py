@@ -13,13 +13,14 @@ function by identifier, so one identifier naming two subgraphs would run the wro
 from __future__ import annotations
 
 import operator
+from functools import partial
 
 import torch
 import torch.fx
 
-from checker.proof.call_aliasing import aliasing_problem
+from checker.proof.call_aliasing import check_call_aliasing
 from checker.proof.graphs import graph_modules
-from checker.proof.verdict import Holds, Verdict, Violated
+from checker.proof.verdict import HOLDS, Verdict, Violated, first_failure, prefixed
 from reference.effects.alias_db import AliasDB
 from reference.fx_helpers import attribute, example_value
 from reference.names import INVOKE
@@ -31,29 +32,26 @@ Node = torch.fx.Node
 def check_wellformed(gm: torch.fx.GraphModule) -> Verdict:
     """Lint, call arity, getitem range and identifier uniqueness over the module tree."""
     modules = list(graph_modules(gm))
-    for path, module in modules:
-        problem = _lint(module)
-        if problem is not None:
-            return Violated(f"CHK-1: {path.rstrip('.') or 'graph'}: lint: {problem}")
     seen = _Seen()
-    for path, module in modules:
-        for node in module.graph.nodes:
-            problem = _call_problem(module, node, seen)
-            if problem is not None:
-                return Violated(f"CHK-1: {path}{node.name}: {problem}")
-    for path, module in modules:
-        problem = aliasing_problem(module)
-        if problem is not None:
-            return Violated(f"CHK-1: {path}{problem}")
-    return Holds()
+    return prefixed("CHK-1: ", first_failure(
+        *(partial(_lint, path, module) for path, module in modules),
+        *(partial(_call, module, path, node, seen)
+          for path, module in modules for node in module.graph.nodes),
+        *(partial(_aliasing, path, module) for path, module in modules),
+    ))  # fmt: skip
 
 
-def _lint(module: torch.fx.GraphModule) -> str | None:
+def _lint(path: str, module: torch.fx.GraphModule) -> Verdict:
     try:
         module.graph.lint()
     except Exception as e:  # lint raises RuntimeError or ValueError with the graph appended
-        return str(e).strip().splitlines()[0]
-    return None
+        first = str(e).strip().splitlines()[0]
+        return Violated(f"{path.rstrip('.') or 'graph'}: lint: {first}")
+    return HOLDS
+
+
+def _aliasing(path: str, module: torch.fx.GraphModule) -> Verdict:
+    return prefixed(path, check_call_aliasing(module))
 
 
 class _Seen:
@@ -63,41 +61,43 @@ class _Seen:
     def __init__(self) -> None:
         self.by_name: dict[str, torch.fx.GraphModule] = {}
         self.by_module: dict[torch.fx.GraphModule, str] = {}
-        self.bodies: dict[torch.fx.GraphModule, str | None] = {}
+        self.bodies: dict[torch.fx.GraphModule, Verdict] = {}
 
-    def mutation_problem(self, callee: torch.fx.GraphModule) -> str | None:
+    def mutation(self, callee: torch.fx.GraphModule) -> Verdict:
         if callee not in self.bodies:
-            self.bodies[callee] = _mutation_problem(callee)
+            self.bodies[callee] = _mutation(callee)
         return self.bodies[callee]
 
 
-def _call_problem(module: torch.fx.GraphModule, node: Node, seen: _Seen) -> str | None:
+def _call(module: torch.fx.GraphModule, path: str, node: Node, seen: _Seen) -> Verdict:
     if node.op == "call_function" and node.target is INVOKE:
-        return _invoke_problem(module, node, seen)
+        return prefixed(f"{path}{node.name}: ", _invoke(module, node, seen))
     if node.op == "call_module":
         callee = _target(module, node)
         if isinstance(callee, torch.fx.GraphModule):
-            return _arity_problem(callee, len(node.args) + len(node.kwargs), exact=False)
-    return None
+            given = len(node.args) + len(node.kwargs)
+            return prefixed(f"{path}{node.name}: ", _arity(callee, given, exact=False))
+    return HOLDS
 
 
-def _invoke_problem(module: torch.fx.GraphModule, node: Node, seen: _Seen) -> str | None:
+def _invoke(module: torch.fx.GraphModule, node: Node, seen: _Seen) -> Verdict:
     fetch = node.args[0] if node.args else None
     callee = _target(module, fetch) if isinstance(fetch, Node) and fetch.op == "get_attr" else None
     if not isinstance(callee, torch.fx.GraphModule):
-        return "operand 0 is not a get_attr of a graph module"
+        return Violated("operand 0 is not a get_attr of a graph module")
     identifier = node.args[1] if len(node.args) > 1 else None
     if not isinstance(identifier, str):
-        return f"identifier {identifier!r} is not a string"
-    problem = _identifier_problem(identifier, callee, seen)
-    if problem is None:
-        problem = _arity_problem(callee, len(node.args) - 2, exact=True)
-    if problem is None:
-        problem = _operand_problem(module, node) or seen.mutation_problem(callee)
-    return problem if problem is not None else _getitem_problem(callee, node)
+        return Violated(f"identifier {identifier!r} is not a string")
+    return first_failure(
+        partial(_identifier, identifier, callee, seen),
+        partial(_arity, callee, len(node.args) - 2, exact=True),
+        partial(_operands, module, node),
+        partial(seen.mutation, callee),
+        partial(_getitems, callee, node),
+    )
 
 
-def _operand_problem(module: torch.fx.GraphModule, node: Node) -> str | None:
+def _operands(module: torch.fx.GraphModule, node: Node) -> Verdict:
     """Every operand is a value torch's runtime takes (RPL-21): a `get_attr` of a module (a
     higher-order op's body) or a node whose example value is a float or a tuple is not."""
     for k, operand in enumerate(node.args[2:]):
@@ -108,11 +108,11 @@ def _operand_problem(module: torch.fx.GraphModule, node: Node) -> str | None:
         if not runtime_takes(value):
             what = operand.name if isinstance(operand, Node) else repr(operand)
             kind = type(value).__name__
-            return f"operand {k} ({what}) is a {kind}, not a value torch's runtime takes"
-    return None
+            return Violated(f"operand {k} ({what}) is a {kind}, not a value torch's runtime takes")
+    return HOLDS
 
 
-def _mutation_problem(callee: torch.fx.GraphModule) -> str | None:
+def _mutation(callee: torch.fx.GraphModule) -> Verdict:
     """CHK-15: the subgraph writes none of its placeholders, nor any alias of one (torch's
     `invoke_subgraph` does not support input mutation: its functionalization rejects it).
     What a node writes is the alias DB's (chapter 09)."""
@@ -121,39 +121,41 @@ def _mutation_problem(callee: torch.fx.GraphModule) -> str | None:
     for node in callee.graph.nodes:
         written = sorted(db.writes(node) & inputs.keys())
         if written:
-            return f"CHK-15: {node.name} mutates the subgraph's input {inputs[written[0]].name}"
-    return None
+            return Violated(
+                f"CHK-15: {node.name} mutates the subgraph's input {inputs[written[0]].name}"
+            )
+    return HOLDS
 
 
-def _identifier_problem(identifier: str, callee: torch.fx.GraphModule, seen: _Seen) -> str | None:
+def _identifier(identifier: str, callee: torch.fx.GraphModule, seen: _Seen) -> Verdict:
     """Identifiers and subgraphs correspond one to one (CHK-1)."""
     module = seen.by_name.setdefault(identifier, callee)
     name = seen.by_module.setdefault(callee, identifier)
     if module is not callee:
-        return f"identifier {identifier!r} already names another subgraph"
+        return Violated(f"identifier {identifier!r} already names another subgraph")
     if name != identifier:
-        return f"the subgraph is called as {identifier!r} and as {name!r}"
-    return None
+        return Violated(f"the subgraph is called as {identifier!r} and as {name!r}")
+    return HOLDS
 
 
-def _arity_problem(callee: torch.fx.GraphModule, given: int, *, exact: bool) -> str | None:
+def _arity(callee: torch.fx.GraphModule, given: int, *, exact: bool) -> Verdict:
     wanted = sum(1 for n in callee.graph.nodes if n.op == "placeholder")
     if given == wanted or (not exact and given < wanted):
-        return None
-    return f"{given} operands for {wanted} placeholders"
+        return HOLDS
+    return Violated(f"{given} operands for {wanted} placeholders")
 
 
-def _getitem_problem(callee: torch.fx.GraphModule, node: Node) -> str | None:
+def _getitems(callee: torch.fx.GraphModule, node: Node) -> Verdict:
     outputs = next(n.args[0] for n in callee.graph.nodes if n.op == "output")
     if not isinstance(outputs, tuple | list):
-        return "the subgraph does not return a tuple"
+        return Violated("the subgraph does not return a tuple")
     for user in node.users:
         if user.target is not operator.getitem:
             continue
         index = user.args[1] if len(user.args) > 1 else None
         if not isinstance(index, int) or not 0 <= index < len(outputs):
-            return f"{user.name} reads output {index} of {len(outputs)}"
-    return None
+            return Violated(f"{user.name} reads output {index} of {len(outputs)}")
+    return HOLDS
 
 
 def _target(module: torch.nn.Module, node: Node) -> object:

@@ -38,18 +38,18 @@ def test_every_exercise_has_its_invariants_a_solution_and_a_wrong_answer() -> No
 
 @pytest.mark.parametrize("ident", list(EXERCISES))
 def test_the_shipped_answer_is_right(ident: str) -> None:
-    verdict = check_file(ident, solution_path(ident))
-    assert verdict.right, [m for m in verdict.marks if not m.right]
+    marking = check_file(ident, solution_path(ident))
+    assert marking.right, [m for m in marking.marks if not m.right]
 
 
 @pytest.mark.parametrize("ident", list(EXERCISES))
 def test_a_wrong_answer_is_told_wrong_and_why(ident: str, tmp_path: Path) -> None:
     answer = tmp_path / f"answer_{ident.replace('.', '_')}.py"
     answer.write_text(WRONG[ident])
-    verdict = check_file(ident, answer)
-    wrong = [m for m in verdict.marks if not m.right]
-    assert not verdict.right and wrong
-    assert all(m.why for m in verdict.marks)
+    marking = check_file(ident, answer)
+    wrong = [m for m in marking.marks if not m.right]
+    assert not marking.right and wrong
+    assert all(m.why for m in marking.marks)
 
 
 def test_cli_exit_codes_json_and_solution(

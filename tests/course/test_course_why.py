@@ -42,9 +42,9 @@ def test_a_why_fact_is_marked_right_and_wrong(
 ) -> None:
     marks = {m.fact: m for m in check_file(ident, solution_path(ident)).marks}
     assert marks[fact].right, marks[fact]
-    verdict = check_file(ident, _answer(tmp_path, ident, right, wrong))
-    (told,) = [m for m in verdict.marks if m.fact == fact]
-    assert not verdict.right and not told.right
+    marking = check_file(ident, _answer(tmp_path, ident, right, wrong))
+    (told,) = [m for m in marking.marks if m.fact == fact]
+    assert not marking.right and not told.right
     assert told.why.startswith("you wrote ") and hidden not in told.why, told.why
 
 

@@ -14,8 +14,8 @@ from checker.proof.check import check_transformation
 from checker.proof.number_inputs import input_sets
 from checker.proof.numeric import BodiesRun, _RuntimeProbe
 from checker.proof.report import NUMBERS, RUNTIME, WELL_FORMED
-from checker.proof.runs import differ, tolerance
-from checker.proof.verdict import Holds, Unknown, Violated
+from checker.proof.runs import agreement, tolerance
+from checker.proof.verdict import HOLDS, Holds, Unknown, Violated
 from reference.dynamo.capture import Capture, capture
 from reference.graph_copy import copy_graph_module
 from reference.names import INVOKE
@@ -116,12 +116,12 @@ def test_chk15_a_subgraph_that_mutates_its_input_is_not_well_formed() -> None:
 def test_chk16_tolerance_scales_with_magnitude() -> None:
     big = torch.full((4,), 200.0)
     assert tolerance(big) == (1.3e-6, 1e-5 * 200.0)
-    assert differ(big, big + 1.9e-5) is None  # within 1e-5 x 200 (+ rtol): not a bug
-    assert differ(big, big * (1 + 1e-3)) is not None  # a 1e-3 relative change is one
+    assert agreement(big, big + 1.9e-5) == HOLDS  # within 1e-5 x 200 (+ rtol): not a bug
+    assert isinstance(agreement(big, big * (1 + 1e-3)), Violated)  # a 1e-3 relative change is one
     small = torch.full((4,), 0.5)
     assert tolerance(small) == (1.3e-6, 1e-5)  # magnitude below 1: the default atol
     assert tolerance(torch.arange(3)) == (0.0, 0.0)  # integers: exact
-    assert differ(torch.arange(3), torch.arange(3) + 1) is not None
+    assert isinstance(agreement(torch.arange(3), torch.arange(3) + 1), Violated)
 
 
 @pytest.mark.spec("CHK-17")
@@ -138,7 +138,7 @@ def test_chk17_runtime_once_per_distinct_call() -> None:
     inputs = input_sets(original, None).sets[0][1]
     probe = _RuntimeProbe(gm)
     probe.run(*inputs)
-    assert (len(probe.bodies), len(probe.seen), probe.problem) == (3, 1, "")
+    assert (len(probe.bodies), len(probe.seen), probe.found) == (3, 1, HOLDS)
     original2, transformed2, c = _pair()
     probe2 = _RuntimeProbe(transformed2)
     probe2.run(*c.example_inputs)

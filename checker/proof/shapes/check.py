@@ -23,7 +23,7 @@ from torch.utils._pytree import tree_leaves
 
 from checker.proof.graphs import called_module, graph_modules, value_of
 from checker.proof.shapes.prove import NO_FACTS, ShapeFacts, prove_sizes_equal
-from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict, Violated
 from reference.fx_helpers import example_value
 
 Node = torch.fx.Node
@@ -65,9 +65,9 @@ def compare_values(a: Any, b: Any, facts: ShapeFacts, timeout_ms: int) -> Verdic
             found = compare_values(x, y, facts, timeout_ms)
             if not isinstance(found, Holds):
                 return _prefixed(found, f"element {k}: ")
-        return Holds()
+        return HOLDS
     if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor):
-        return Holds()
+        return HOLDS
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         return Unknown("a tensor is compared with a value without tensor metadata")
     if a.dtype != b.dtype or a.device != b.device:
@@ -80,7 +80,7 @@ def compare_values(a: Any, b: Any, facts: ShapeFacts, timeout_ms: int) -> Verdic
 
 def _prove(a: Sequence[Any], b: Sequence[Any], facts: ShapeFacts, timeout_ms: int) -> Verdict:
     if all(type(x) is int for x in (*a, *b)):  # static: no solver, no sympy
-        return Holds() if tuple(a) == tuple(b) else Violated(f"{list(a)} vs {list(b)}")
+        return HOLDS if tuple(a) == tuple(b) else Violated(f"{list(a)} vs {list(b)}")
     return prove_sizes_equal(a, b, facts, timeout_ms)
 
 
@@ -116,7 +116,7 @@ def check_call_shapes(gm: torch.fx.GraphModule, facts: ShapeFacts, timeout_ms: i
                         unknown.append(f"{where}: {reason}")
                     case Holds():
                         pass
-    return Unknown("CHK-5: " + "; ".join(unknown[:3])) if unknown else Holds()
+    return Unknown("CHK-5: " + "; ".join(unknown[:3])) if unknown else HOLDS
 
 
 def _signature(

@@ -23,7 +23,7 @@ from sympy.logic.boolalg import BooleanAtom
 from checker.proof.shapes import z3_adapter as z
 from checker.proof.shapes.encoding import Encoder, SizeLike, Unsupported
 from checker.proof.shapes.facts import NO_FACTS, ShapeFacts, SymbolRange
-from checker.proof.verdict import Holds, Unknown, Verdict, Violated
+from checker.proof.verdict import HOLDS, Unknown, Verdict, Violated
 from reference.errors import FxOracleError
 
 __all__ = [
@@ -68,7 +68,7 @@ def prove_equal(
     """
     left, right, timeout_ms = as_sympy(lhs), as_sympy(rhs), _checked_timeout(timeout_ms)
     if left == right:  # structurally identical: equal wherever defined, no solver needed
-        return Holds()
+        return HOLDS
     session = z.Session(timeout_ms)
     enc = Encoder(session)
     try:
@@ -96,7 +96,7 @@ def _non_vacuous(session: z.Session) -> Verdict:
     """An unsat query proves nothing if the facts and conditions alone are unsat. SHP-10."""
     match session.check():
         case z.CheckResult.SAT:
-            return Holds()
+            return HOLDS
         case z.CheckResult.UNSAT:
             return Unknown("SHP-10: the facts and definedness conditions contradict each other")
         case z.CheckResult.UNKNOWN:
@@ -163,7 +163,7 @@ def prove_sizes_equal(
                 return Violated(f"SHP-12: dim {dim}: {witness}", model)
             case Unknown(reason):
                 unknown.append(f"dim {dim}: {reason}")
-    return Unknown("SHP-12: " + "; ".join(unknown)) if unknown else Holds()
+    return Unknown("SHP-12: " + "; ".join(unknown)) if unknown else HOLDS
 
 
 def z3_value_at(
