@@ -64,12 +64,11 @@ CONCEPTS = (
 )  # fmt: skip
 
 # What torch lacks, counted apart. Order repair for B6/B7 is not a module of its own yet: it
-# sits in reference/split/plan.py and counts with split_module. After issue 33's fast-path move,
-# `fast paths` becomes ("reference/fast/",).
+# sits in reference/split/plan.py and counts with split_module.
 LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("alias DB and node effects", ("reference/effects/",)),
     ("cycle refusal", ("reference/replace/cycle.py",)),
-    ("fast paths", ("reference/track/fast_keys.py",)),
+    ("fast paths", ("reference/fast/",)),
 )
 
 
