@@ -61,9 +61,6 @@ class _OutputGraphInstaller:
         assert isinstance(name, str), "RPL-19: install_subgraph returns the name it chose"
         return name
 
-    def skip(self) -> None:
-        """Dynamo's names come from what is installed: a skipped group takes none."""
-
 
 def deduplicate_output_graph(output_graph: Any, *, policy: Policy = RIGHT) -> DedupResult:
     """The reference pass on a Dynamo output graph (or anything with `graph`, `region_tracker`,
