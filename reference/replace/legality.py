@@ -5,10 +5,11 @@
 the rules on the whole group (`group_veto`), the gate hook (RPL-11), each region's rules
 (`region_veto`), the cycle rule over the regions that passed (RPL-25, `cycle`), and last
 `taken_over` again of each region just before it is replaced (a call of its own group may have
-taken one of its nodes). Each rule answers `HOLDS` (the one "holds" value of
-`reference.verdict`) or a `Veto` naming itself and the nodes. What a node reads and writes comes
-from the alias DB (chapter 09): a write through any alias counts, so a region that writes a
-view of its input, or reads a value an outside node writes through another view, is refused.
+taken one of its nodes). A rule's check holds or is violated with a witness naming the nodes
+(`reference.verdict`'s `HOLDS` and `Violated`); the first violated rule is the `Veto`. What a
+node reads and writes comes from the alias DB (chapter 09): a write through any alias counts,
+so a region that writes a view of its input, or reads a value an outside node writes through
+another view, is refused.
 """
 
 from __future__ import annotations
@@ -21,12 +22,9 @@ from enum import StrEnum
 
 import torch
 import torch.fx
-from torch._C._functorch import is_functorch_wrapped_tensor
-from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import example_value, flat_node_args
-from reference.names import INVOKE
 from reference.replace.bodies import same_body
 from reference.replace.dead import dead_nodes
 from reference.replace.plan import (
@@ -38,8 +36,8 @@ from reference.replace.plan import (
     operands,
     usage_node,
 )
-from reference.track.keys import functorch_kind
-from reference.verdict import HOLDS, Holds
+from reference.replace.runtime import functorch_wrapped, runtime_returns, runtime_takes
+from reference.verdict import HOLDS, Holds, Violated
 
 Node = torch.fx.Node
 Resolve = Callable[[str], object]
@@ -81,6 +79,7 @@ class Veto:
 
 
 Ruling = Holds | Veto  # HOLDS: no rule refuses
+Check = Holds | Violated  # one rule's check: it holds, or is violated with a witness
 
 
 class OutlineContext:
@@ -124,7 +123,7 @@ def group_veto(group: Group, plan: OutlinePlan) -> Ruling:
     """RPL-5 and RPL-23: a group none of whose regions can be called."""
     if not external_usages(group[0]):
         return Veto(Refusal.NO_INPUTS, "")
-    return unreturnable_output(group[0], plan)
+    return _veto(Refusal.OUTPUT, unreturnable_output(group[0], plan))
 
 
 def region_veto(
@@ -132,22 +131,26 @@ def region_veto(
 ) -> Ruling:
     """The first rule that refuses `region` of `group` (RPL-20, RPL-6 .. RPL-9, RPL-16 to
     RPL-18, RPL-21, RPL-24), asked in this order, or `HOLDS`."""
-    rules: list[Callable[[], Ruling]] = [
-        lambda: other_body(region, group[0], plan, resolve),
-        lambda: other_wiring(region, group[0]),
-        lambda: spans_pin(region, context),
-        lambda: writes_input(region, plan, context.db),
-        lambda: untaken_operand(region, plan),
-        lambda: wrapped_value(region, plan),
-        lambda: shared_storage(region, plan, context.db),
-        lambda: written_between(region, context.db),
-        lambda: tuple_used_whole(region, plan),
+    rules: list[tuple[Refusal, Callable[[], Check]]] = [
+        (Refusal.OTHER_BODY, lambda: other_body(region, group[0], plan, resolve)),
+        (Refusal.WIRING, lambda: other_wiring(region, group[0])),
+        (Refusal.SPANS_PIN, lambda: spans_pin(region, context)),
+        (Refusal.MUTATED_INPUT, lambda: writes_input(region, plan, context.db)),
+        (Refusal.OPERAND, lambda: untaken_operand(region, plan)),
+        (Refusal.FUNCTORCH, lambda: wrapped_value(region, plan)),
+        (Refusal.ALIASING, lambda: shared_storage(region, plan, context.db)),
+        (Refusal.SPLIT_MUTATION, lambda: written_between(region, context.db)),
+        (Refusal.WHOLE_TUPLE, lambda: tuple_used_whole(region, plan)),
     ]
-    for rule in rules:
-        ruling = rule()
+    for rule, check in rules:
+        ruling = _veto(rule, check())
         if isinstance(ruling, Veto):
             return ruling
     return HOLDS
+
+
+def _veto(rule: Refusal, check: Check) -> Ruling:
+    return Veto(rule, check.witness) if isinstance(check, Violated) else HOLDS
 
 
 def wiring(region: Region) -> Wiring:
@@ -156,37 +159,33 @@ def wiring(region: Region) -> Wiring:
     return tuple(tuple(position.get(a) for a in flat_node_args(n)) for n in region)
 
 
-def other_wiring(region: Region, region0: Region) -> Ruling:
+def other_wiring(region: Region, region0: Region) -> Check:
     """RPL-6: the region's nodes take their arguments from other positions than region 0's."""
     if wiring(region) == wiring(region0):
         return HOLDS
-    return Veto(Refusal.WIRING, "argument sources differ from region 0")
+    return Violated("argument sources differ from region 0")
 
 
-def other_body(region: Region, region0: Region, plan: OutlinePlan, resolve: Resolve) -> Ruling:
+def other_body(region: Region, region0: Region, plan: OutlinePlan, resolve: Resolve) -> Check:
     """RPL-20: every `get_attr` the region reads fetches the representative's body, or one that
     computes the same thing (`same_body`): the subgraph calls the representative's."""
     for slot in plan.slots:
         for u in slot.usages if not slot.is_operand else ():
             mine, theirs = usage_node(region, u), usage_node(region0, u)
             if mine.op != "get_attr":
-                return Veto(Refusal.OTHER_BODY, f"{mine.name} is not a get_attr")
+                return Violated(f"{mine.name} is not a get_attr")
             if not same_body(resolve(str(theirs.target)), resolve(str(mine.target))):
-                return Veto(Refusal.OTHER_BODY, f"{mine.target} differs from {theirs.target}")
+                return Violated(f"{mine.target} differs from {theirs.target}")
     return HOLDS
 
 
-def spans_pin(region: Region, context: OutlineContext) -> Ruling:
+def spans_pin(region: Region, context: OutlineContext) -> Check:
     """RPL-16: a pinned global-state switch lies between the region's nodes."""
     pin = context.pin_between(region)
-    return (
-        HOLDS
-        if pin is None
-        else Veto(Refusal.SPANS_PIN, f"{pin.name} lies between the region's nodes")
-    )
+    return HOLDS if pin is None else Violated(f"{pin.name} lies between the region's nodes")
 
 
-def writes_input(region: Region, plan: OutlinePlan, db: AliasDB) -> Ruling:
+def writes_input(region: Region, plan: OutlinePlan, db: AliasDB) -> Check:
     """RPL-7: a region node writes a storage class one of the call's operands holds: the operand
     itself (torch's rule, D5) or any alias of it, such as a view made inside the region."""
     outside = {c for operand in operands(region, plan) for c in db.classes(operand)}
@@ -194,31 +193,29 @@ def writes_input(region: Region, plan: OutlinePlan, db: AliasDB) -> Ruling:
         written = db.writes(node) & outside
         if written:
             args = [a for a in flat_node_args(node) if db.classes(a) & written]
-            return Veto(
-                Refusal.MUTATED_INPUT, f"{node.name} writes {args[0].name if args else 'an input'}"
-            )
+            return Violated(f"{node.name} writes {args[0].name if args else 'an input'}")
     return HOLDS
 
 
-def untaken_operand(region: Region, plan: OutlinePlan) -> Ruling:
+def untaken_operand(region: Region, plan: OutlinePlan) -> Check:
     """RPL-21: an operand torch's runtime does not take."""
     for operand in operands(region, plan):
         value = example_value(operand)
         if not runtime_takes(value):
-            return Veto(Refusal.OPERAND, f"{operand.name} is a {type(value).__name__}")
+            return Violated(f"{operand.name} is a {type(value).__name__}")
     return HOLDS
 
 
-def wrapped_value(region: Region, plan: OutlinePlan) -> Ruling:
+def wrapped_value(region: Region, plan: OutlinePlan) -> Check:
     """RPL-24: the first operand or region node whose example value is functorch-wrapped."""
     for node in (*operands(region, plan), *region):
         kind = functorch_wrapped(example_value(node))
         if kind:
-            return Veto(Refusal.FUNCTORCH, f"{node.name} is a {kind}")
+            return Violated(f"{node.name} is a {kind}")
     return HOLDS
 
 
-def shared_storage(region: Region, plan: OutlinePlan, db: AliasDB) -> Ruling:
+def shared_storage(region: Region, plan: OutlinePlan, db: AliasDB) -> Check:
     """RPL-8: torch's input-input, output-output and input-output storage checks, by storage
     class, on tensor values, flattened tuple getitems exempt; then what torch's checks miss
     (`result_aliases_operand`). A value whose storage cannot be read cannot be shown not to
@@ -233,35 +230,33 @@ def shared_storage(region: Region, plan: OutlinePlan, db: AliasDB) -> Ruling:
                 continue
             why = db.unreadable(node)
             if why:
-                return Veto(Refusal.ALIASING, f"{kind} {node.name} has no readable storage ({why})")
+                return Violated(f"{kind} {node.name} has no readable storage ({why})")
             own = sorted(db.classes(node))
             shared = next((seen[c] for c in own if c in seen), None)
             if shared is not None and shared[1] is node:
-                return Veto(Refusal.ALIASING, f"{kind} {node.name} is passed as two operands")
+                return Violated(f"{kind} {node.name} is passed as two operands")
             if shared is not None:
-                return Veto(
-                    Refusal.ALIASING,
-                    f"{shared[0]} {shared[1].name} and {kind} {node.name} share storage",
+                return Violated(
+                    f"{shared[0]} {shared[1].name} and {kind} {node.name} share storage"
                 )
             seen.update(dict.fromkeys(own, (kind, node)))
     return result_aliases_operand(region, plan, db)
 
 
-def result_aliases_operand(region: Region, plan: OutlinePlan, db: AliasDB) -> Ruling:
+def result_aliases_operand(region: Region, plan: OutlinePlan, db: AliasDB) -> Check:
     """RPL-8 beyond torch's checks (CHK-18's rule): no output, a tuple output's elements
     included, shares a storage class with an operand, flattened getitems included."""
     by_class = {c: n for n in reversed(operands(region, plan)) for c in db.classes(n)}
     for node in (region[i] for i in plan.outputs):
         shared = sorted(db.classes(node) & by_class.keys())
         if shared:
-            return Veto(
-                Refusal.ALIASING,
-                f"input {by_class[shared[0]].name} and output {node.name} share storage",
+            return Violated(
+                f"input {by_class[shared[0]].name} and output {node.name} share storage"
             )
     return HOLDS
 
 
-def written_between(region: Region, db: AliasDB) -> Ruling:
+def written_between(region: Region, db: AliasDB) -> Check:
     """RPL-9: an outside writer of a storage class the region reads, writes or produces sits
     strictly between two of the region's accesses to it: one call position cannot keep both."""
     inside = set(region)
@@ -273,10 +268,7 @@ def written_between(region: Region, db: AliasDB) -> Ruling:
         lo, hi = min(where), max(where)
         for writer in db.writers(cls):
             if writer not in inside and lo < db.rank.get(writer, -1) < hi:
-                return Veto(
-                    Refusal.SPLIT_MUTATION,
-                    f"{writer.name} writes what {_reader(region, cls, db)} reads",
-                )
+                return Violated(f"{writer.name} writes what {_reader(region, cls, db)} reads")
     return HOLDS
 
 
@@ -285,7 +277,7 @@ def _reader(region: Region, cls: StorageClass, db: AliasDB) -> str:
     return found.name
 
 
-def tuple_used_whole(region: Region, plan: OutlinePlan) -> Ruling:
+def tuple_used_whole(region: Region, plan: OutlinePlan) -> Check:
     """RPL-18: an outside user of a tuple output (or of a tuple inside it) that is not an int
     getitem, e.g. `view(x, size)` on `size = t.size()`: the call returns only the elements."""
     inside = set(region)
@@ -295,7 +287,7 @@ def tuple_used_whole(region: Region, plan: OutlinePlan) -> Ruling:
         items = [u for u, _ in getitem_users(node)]
         whole = [u for u in node.users if u not in inside and u not in items]
         if whole:
-            return Veto(Refusal.WHOLE_TUPLE, f"{whole[0].name} uses {node.name} whole")
+            return Violated(f"{whole[0].name} uses {node.name} whole")
         stack.extend(u for u in reversed(items) if is_tuple_node(u))
     return HOLDS
 
@@ -310,53 +302,10 @@ def getitem_users(node: Node) -> list[tuple[Node, int]]:
     return found
 
 
-# What torch's `invoke_subgraph` runtime takes and returns (RPL-21, RPL-23, RPL-24).
-
-
-def runtime_takes(value: object) -> bool:
-    """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
-    int (bools included), a SymInt, a generator, or None; never a float or a module, nor a
-    tensor subclass with a `__torch_dispatch__` the operator has no rule for, such as a
-    nested jagged tensor (RPL-21)."""
-    from torch._library.fake_class_registry import FakeScriptObject
-
-    if isinstance(value, torch.Tensor):
-        return not dispatching_subclass(value)
-    accepted = (int, torch.SymInt, torch.Generator, FakeScriptObject)
-    return value is None or isinstance(value, accepted)
-
-
-def dispatching_subclass(t: torch.Tensor) -> bool:
-    """`t` is of a tensor subclass with its own `__torch_dispatch__` (not a fake tensor, which
-    stands for a plain one) that torch's `invoke_subgraph` has no rule for."""
-    kind = type(t)
-    own = kind.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
-    return own and kind is not FakeTensor and kind not in INVOKE.python_key_table
-
-
-def functorch_wrapped(value: object) -> str:
-    """The kind of the first functorch-wrapped tensor in `value` (a tensor, or a tuple or list
-    holding tensors), or "": vmap's batched tensor, `torch.func.grad`'s tracking tensor. torch's
-    `invoke_subgraph` has no functorch rule (RPL-24)."""
-    if isinstance(value, tuple | list):
-        return next((k for k in map(functorch_wrapped, value) if k), "")
-    if isinstance(value, torch.Tensor) and is_functorch_wrapped_tensor(value):
-        return functorch_kind(value)
-    return ""
-
-
-def runtime_returns(value: object) -> bool:
-    """Whether torch's `invoke_subgraph` runtime can return `value` from a subgraph: a tensor or
-    a SymInt, or a tuple of them (flattened); a plain int or a float it cannot (RPL-23)."""
-    if isinstance(value, tuple | list):
-        return all(runtime_returns(v) for v in value)
-    return isinstance(value, torch.Tensor | torch.SymInt)
-
-
-def unreturnable_output(region0: Region, plan: OutlinePlan) -> Ruling:
+def unreturnable_output(region0: Region, plan: OutlinePlan) -> Check:
     """RPL-23: the first output of the plan torch's runtime cannot return."""
     for p in plan.outputs:
         value = example_value(region0[p])
         if value is not None and not runtime_returns(value):
-            return Veto(Refusal.OUTPUT, f"{region0[p].name} is a {type(value).__name__}")
+            return Violated(f"{region0[p].name} is a {type(value).__name__}")
     return HOLDS
