@@ -3,7 +3,7 @@
     deduplicate_graph(gm)                        the whole pass, in place
       1. track    track_graph                  reference/track    chapter 01
       2. expand   search_regions               reference/expand   chapter 02
-      3. replace  Outliner.outline_group       reference/replace  chapter 03
+      3. replace  outline_group                reference/replace  chapter 03
                   (the gate hook, `gate=`, may veto a group: checker/proof/gate.py is one)
       4. sort     stable_topological_sort      reference/sort     chapter 04
 
@@ -21,7 +21,8 @@ Dynamo adapters (`reference/dynamo`) run steps 2 to 4 inside `torch.compile`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from functools import partial
 
 import torch
 import torch.fx
@@ -29,16 +30,25 @@ import torch.fx
 from reference.effects.alias_db import AliasDB
 from reference.errors import expect, expect_method
 from reference.expand.regions import RegionSearch, search_regions
+from reference.fast.cycle import FastContraction
 from reference.policy import RIGHT, Policy
+from reference.replace.cycle import Contraction
 from reference.replace.legality import OutlineContext
-from reference.replace.outliner import DedupResult, Gate, Installer, ModuleInstaller, Outliner
+from reference.replace.outliner import (
+    DedupResult,
+    Gate,
+    Installer,
+    ModuleInstaller,
+    Outlining,
+    outline_group,
+)
+from reference.replace.plan import Groups
 from reference.sort.deps import ordering_deps, pinned_targets
 from reference.sort.stable import stable_topological_sort
 from reference.track.offline import track_graph
 from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
-Groups = Sequence[Sequence[Sequence[Node]]]  # region groups: regions of nodes, in torch's order
 
 
 def deduplicate_graph(
@@ -56,21 +66,23 @@ def deduplicate(
     *,
     policy: Policy = RIGHT,
     search: RegionSearch | None = None,
+    fast: bool = False,
 ) -> DedupResult:
     """Find `tracker`'s region groups in `gm` (2) and outline them (3, 4), in place, as torch's
     `apply_graph_deduplication` does (RPL-1..RPL-25).
 
-    `gate(group, plan)` may veto a group before anything changes: it returns (region index,
-    reason) for the first region it cannot prove safe, or None (RPL-11). A `policy` other than
-    the default follows torch in some of its ordering rules (`reference.policy`), for
-    comparison only. `search`, when given, is `search_regions(gm.graph, tracker.buckets())`.
+    `gate(group, plan)` may veto a group before anything changes: it returns `HOLDS`, or a
+    `Veto` naming the first region it cannot prove safe (RPL-11). A `policy` other than the
+    default follows torch in some of its rules (`reference.policy`), for comparison only.
+    `search`, when given, is `search_regions(gm.graph, tracker.buckets())`; `fast` takes the
+    speed-ups of `reference.fast` (the same result).
     """
     expect(gm, torch.fx.GraphModule, "deduplicate: gm")  # FIL-6
     expect_method(tracker, "buckets", "deduplicate: tracker")
     if search is None:
         search = search_regions(gm.graph, tracker.buckets())
     writes = tracker.node_to_mutated_arg_positions
-    return outline_groups(gm, search.region_groups(), writes, gate, policy=policy)
+    return outline_groups(gm, search.region_groups(), writes, gate, policy=policy, fast=fast)
 
 
 def outline_groups(
@@ -80,9 +92,10 @@ def outline_groups(
     gate: Gate | None = None,
     *,
     policy: Policy = RIGHT,
+    fast: bool = False,
 ) -> DedupResult:
     """Steps 3 and 4 on a graph module: `outline` with subgraphs registered on `gm`."""
-    found = outline(gm.graph, ModuleInstaller(gm), groups, writes, gate, policy=policy)
+    found = outline(gm.graph, ModuleInstaller(gm), groups, writes, gate, policy=policy, fast=fast)
     gm.recompile()
     return found
 
@@ -95,16 +108,21 @@ def outline(
     gate: Gate | None = None,
     *,
     policy: Policy = RIGHT,
+    fast: bool = False,
 ) -> DedupResult:
     """Steps 3 and 4 on a bare graph, each group's subgraph going to `installer`: outline the
-    groups one by one in torch's order, then sort once (SRT-1)."""
+    groups one by one in torch's order, then sort once (SRT-1). The one place the policy is
+    read: what it decides reaches the phases as data (the pinned switches, how erased nodes'
+    deps move, whether cycles are refused)."""
     db = AliasDB(graph, {n: tuple(sorted(p)) for n, p in writes.items()})  # chapter 09
     deps = ordering_deps(graph, writes, policy, db)  # what the sort must keep (SRT-6..SRT-13)
     grouped = (n for group in groups for region in group for n in region)
-    context = OutlineContext(graph, db, pinned_targets(policy), grouped)
-    outliner = Outliner(graph, installer, context, deps, gate, policy)
-    for index, group in enumerate(groups):  # 3. outline
-        outliner.outline_group(index, group)
+    context = OutlineContext(graph, db, pinned_targets(policy), grouped)  # RPL-16
+    redirect = partial(deps.redirect, keep_erased_deps=policy.keep_erased_deps)  # SRT-10
+    contract = FastContraction if fast else Contraction
+    cycles = contract(graph, deps.as_mapping()) if policy.refuse_cycles else None  # RPL-25
+    run = Outlining(graph, installer, context, redirect, cycles, gate)
+    outcomes = [outline_group(run, index, group) for index, group in enumerate(groups)]  # 3.
     stable_topological_sort(graph, deps.as_mapping())  # 4. order
     graph.lint()
-    return outliner.result()
+    return DedupResult.of(outcomes, deps.as_mapping())

@@ -201,7 +201,7 @@ def check_02_2(answer: Answer) -> Marking:
         alone = all(Contraction(gm.graph, {}).cycle([r]) is None for r in group)
         together = Contraction(gm.graph, {}).cycle(group)
         if alone and together is not None:
-            why = f"each region of {_regions(group)} is safe alone; all: {together[1]}"
+            why = f"each region of {_regions(group)} is safe alone; all: {together.path}"
             return Marking((Mark("regions safe alone, not together", True, why),))
     first = groups[0]
     alone = all(Contraction(gm.graph, {}).cycle([r]) is None for r in first)

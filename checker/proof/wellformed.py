@@ -24,7 +24,7 @@ from checker.proof.verdict import HOLDS, Verdict, Violated, first_failure, prefi
 from reference.effects.alias_db import AliasDB
 from reference.fx_helpers import attribute, example_value
 from reference.names import INVOKE
-from reference.replace.legality import runtime_takes
+from reference.replace.runtime import runtime_takes
 
 Node = torch.fx.Node
 

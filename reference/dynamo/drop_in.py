@@ -34,13 +34,13 @@ from torch.utils._ordered_set import OrderedSet
 from reference.dynamo.capture import dynamo_pass, dynamo_tracker
 from reference.effects.observed_writes import graph_writes
 from reference.expand.regions import search_regions
+from reference.fast.keys import track_graph_fast
 from reference.graph_copy import copy_graph_module
 from reference.names import INVOKE
 from reference.pipeline import outline
 from reference.policy import RIGHT, TORCH, Policy
 from reference.replace.outliner import DedupResult
 from reference.sort.deps import ordering_deps
-from reference.track.offline import track_graph
 from reference.track.tracker import GraphRegionTracker
 
 Node = torch.fx.Node
@@ -61,9 +61,6 @@ class _OutputGraphInstaller:
         assert isinstance(name, str), "RPL-19: install_subgraph returns the name it chose"
         return name
 
-    def skip(self) -> None:
-        """Dynamo's names come from what is installed: a skipped group takes none."""
-
 
 def deduplicate_output_graph(output_graph: Any, *, policy: Policy = RIGHT) -> DedupResult:
     """The reference pass on a Dynamo output graph (or anything with `graph`, `region_tracker`,
@@ -71,7 +68,7 @@ def deduplicate_output_graph(output_graph: Any, *, policy: Policy = RIGHT) -> De
     graph = output_graph.graph
     tracker = output_graph.region_tracker
     if not isinstance(tracker, GraphRegionTracker):
-        tracker = track_graph(graph)  # torch's tracker: key the graph from its metadata
+        tracker = track_graph_fast(graph)  # torch's tracker: keys from the metadata (TRK-13)
     groups = search_regions(graph, tracker.buckets()).region_groups()
     writes = graph_writes(graph, tracker.node_to_mutated_arg_positions)  # EFF-9
     return outline(graph, _OutputGraphInstaller(output_graph), groups, writes, policy=policy)

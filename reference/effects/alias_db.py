@@ -43,11 +43,38 @@ StorageClass = NewType("StorageClass", int)
 RNG = StorageClass(0)  # the global random generator, written by every draw (EFF-4)
 
 
+class UnionFind:
+    """Disjoint sets of the ints `0 .. size - 1`, each represented by its smallest member (so a
+    set of graph positions is represented by its first). The one union-find of the reference:
+    storage classes here, contracted regions in `reference.replace.cycle`."""
+
+    def __init__(self, size: int = 0) -> None:
+        self._parent = list(range(size))
+
+    def add(self) -> int:
+        """A new set of one new member, returned."""
+        self._parent.append(len(self._parent))
+        return len(self._parent) - 1
+
+    def find(self, i: int) -> int:
+        while self._parent[i] != i:
+            self._parent[i] = self._parent[self._parent[i]]  # path halving
+            i = self._parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> int:
+        """One set of `a`'s and `b`'s, returned by its representative."""
+        a, b = self.find(a), self.find(b)
+        low, high = min(a, b), max(a, b)
+        self._parent[high] = low
+        return low
+
+
 class StorageClasses(Generic[K]):
     """Storage classes of value leaves, keyed by node, and each node's reads and writes."""
 
     def __init__(self) -> None:
-        self._parent: list[int] = [RNG]
+        self._sets = UnionFind(1)  # class 0 is RNG
         self._leaves: dict[K, tuple[StorageClass, ...]] = {}
         self._reads: dict[K, tuple[StorageClass, ...]] = {}  # classes as added: `find` them
         self._written: dict[K, tuple[StorageClass, ...]] = {}
@@ -80,8 +107,7 @@ class StorageClasses(Generic[K]):
             self._draws.add(key)
 
     def _new(self) -> StorageClass:
-        self._parent.append(len(self._parent))
-        return StorageClass(len(self._parent) - 1)
+        return StorageClass(self._sets.add())
 
     def _root(self, storage: Hashable) -> StorageClass:
         if storage not in self._roots:
@@ -97,17 +123,11 @@ class StorageClasses(Generic[K]):
         return self._new() if found is None else found
 
     def find(self, cls: int) -> StorageClass:
-        while self._parent[cls] != cls:
-            self._parent[cls] = self._parent[self._parent[cls]]
-            cls = self._parent[cls]
-        return StorageClass(cls)
+        return StorageClass(self._sets.find(cls))
 
     def union(self, a: int, b: int) -> StorageClass:
         """One class of `a` and `b` (the older id represents it)."""
-        a, b = self.find(a), self.find(b)
-        low, high = min(a, b), max(a, b)
-        self._parent[high] = low
-        return StorageClass(low)
+        return StorageClass(self._sets.union(a, b))
 
     def classes(self, key: K) -> frozenset[StorageClass]:
         """The classes of `key`'s value leaves (EFF-5)."""

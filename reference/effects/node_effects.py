@@ -168,12 +168,6 @@ def value_leaves(value: Any) -> list[torch.Tensor] | None:
     return [value] if isinstance(value, torch.Tensor) else []
 
 
-def leaf_count(node: Node) -> int:
-    """How many storage-carrying leaves the node's value has (an unknown value counts one)."""
-    leaves = value_leaves(example_value(node))
-    return 1 if leaves is None else len(leaves)
-
-
 def storage_of(value: torch.Tensor) -> Storage:
     """The storage `value` lives in. A functorch wrapper (vmap's batched tensor, `grad`'s
     tracking tensor) has none of its own: it is the wrapped tensor's (EFF-2)."""

@@ -1,34 +1,41 @@
-"""Contraction: would replacing a group's regions by calls close a cycle? (spec chapter 03,
-RPL-25).
+"""The cycle refusal: would replacing a group's regions by calls close a cycle? (spec chapter
+03, RPL-25).
 
 Each call runs all of its region's nodes at one point, so the dependency graph (data edges and
 the ordering deps of chapter 04) with each replaced region contracted to one node must stay
 acyclic, or no order can run the result. A region can be safe to contract alone yet close a
 cycle with another region of its group (`b0 = a0 + a1; b1 = a1 + a0`) or with a region replaced
 earlier. `Contraction(graph, deps)` builds the dependency graph once, before anything is
-replaced; `cycle(regions)` searches for a cycle through the regions contracted, together with
-those the replacer reported as replaced (`replaced`): a union-find view, never a rebuild.
-
-The search is bounded by graph positions. Every edge goes from an earlier to a later position
-(the graph is in order, and so are its ordering deps); only a contracted set can lead back, from
-its last member to its first. So a path that leaves a region and comes back never visits a node
-later than `bound`: the last position of the group's regions, raised to the last position of
-every contracted set that starts at or before it (`_Spans`). The search skips the rest, and a
-group costs what its window reaches, not the whole graph below it.
+replaced, and keeps the regions replaced since contracted (`replaced`, a union-find);
+`cycle(regions)` contracts `regions` too, in a view, and searches depth-first from each for a
+path back to it. `reference.fast.cycle` bounds that search; the answer is the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import torch.fx
+
+from reference.effects.alias_db import UnionFind
 
 Node = torch.fx.Node
 Regions = Sequence[Sequence[Node]]
 
 
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """The cycle contracting closes (`region 0 -> add_ -> region 0`), and the lowest region on
+    it."""
+
+    region: int
+    path: str
+
+
 class Contraction:
-    """The dependency graph of a graph's nodes at creation, with contracted node sets."""
+    """The dependency graph of a graph's nodes at creation, with the replaced regions contracted.
+    Nodes are graph positions; a contracted set is named by its first position."""
 
     def __init__(self, graph: torch.fx.Graph, deps: Mapping[Node, Sequence[Node]]) -> None:
         self.nodes: list[Node] = list(graph.nodes)
@@ -41,118 +48,91 @@ class Contraction:
             for dep in own:
                 if node in self.index and dep in self.index:
                     self.succ[self.index[dep]].append(self.index[node])
-        self.parent = list(range(len(self.nodes)))
-        self.members: dict[int, list[int]] = {}  # representative -> its contracted set
-        self.first: dict[int, int] = {}  # representative -> the first position of its set
-        self.spans = _Spans(len(self.nodes))
-
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]
-            i = self.parent[i]
-        return i
+        self.sets = UnionFind(len(self.nodes))
+        self.members: dict[int, list[int]] = {}  # a contracted set's name -> its positions
 
     def replaced(self, region: Sequence[Node]) -> None:
         """The replacer erased `region`'s nodes for one call: they stay contracted."""
-        items = [self.index[n] for n in region if n in self.index]
-        reps = list(dict.fromkeys(self.find(i) for i in items))
-        if len(reps) < 2:
+        names = {self.sets.find(self.index[n]) for n in region if n in self.index}
+        if len(names) < 2:
             return
-        reps.sort(key=lambda r: -len(self.members.get(r, [r])))
-        root = reps[0]
-        merged = self.members.pop(root, [root])
-        for rep in reps[1:]:
-            self.parent[rep] = root
-            merged.extend(self.members.pop(rep, [rep]))
-            self.first.pop(rep, None)
-        self.members[root] = merged
-        self.first[root] = min(merged)
-        self.spans.add(min(merged), max(merged))
+        merged = sorted(m for name in names for m in self.members.pop(name, [name]))
+        for name in names:
+            self.sets.union(merged[0], name)
+        self.members[merged[0]] = merged
 
-    def cycle(self, regions: Regions) -> tuple[int, str] | None:
-        """(lowest region index on the cycle, the cycle) when contracting `regions` closes one,
-        e.g. `region 0 -> add_ -> region 0`; None when they are safe (RPL-25)."""
+    def window(self, last: int) -> int:
+        """The last position a cycle through regions ending at `last` can visit: any, here."""
+        return len(self.nodes)
+
+    def cycle(self, regions: Regions) -> Cycle | None:
+        """The cycle contracting `regions` closes, or None when they are safe (RPL-25)."""
         for k, region in enumerate(regions):
             newer = next((n for n in region if n not in self.index), None)
             if newer is not None:
-                return k, f"{newer.name} was created after the search began"
-        view = _View(
-            self, regions, self.spans.bound(max(self.index[n] for r in regions for n in r))
-        )
-        found = view.find_cycle()
+                return Cycle(k, f"{newer.name} was created after the search began")
+        view = _View(self, regions)
+        found = view.find_cycle(self.window(max(self.index[n] for r in regions for n in r)))
         if found is None:
             return None
-        in_regions = [r for r in map(view.region_of, found) if r is not None]
-        path = " -> ".join(view.label_name(label) for label in [*found, found[0]])
-        return min(in_regions, default=0), path
+        on_cycle = [view.region[name] for name in found if name in view.region]
+        path = " -> ".join(view.label(name) for name in [*found, found[0]])
+        return Cycle(min(on_cycle), path)
 
 
 class _View:
-    """The contraction with some regions contracted too; labels: representatives, or
-    `len(nodes) + k` for region k."""
+    """The contraction with `regions` contracted too: region k is named by its first position
+    (`region[name] == k`)."""
 
-    def __init__(self, base: Contraction, regions: Regions, bound: int) -> None:
-        self.q = base
-        self.base = len(base.nodes)
-        self.bound = bound  # no node after it is on a cycle through the regions
-        self.merged: dict[int, int] = {}
-        self.region_members: list[list[int]] = []
+    def __init__(self, base: Contraction, regions: Regions) -> None:
+        self.base = base
+        self.merged: dict[int, int] = {}  # a set's name -> the name of the region holding it
+        self.region: dict[int, int] = {}
+        self.own: dict[int, list[int]] = {}  # a region's name -> its positions
         for k, region in enumerate(regions):
-            members: list[int] = []
-            for node in region:
-                rep = base.find(base.index[node])
-                if rep not in self.merged:
-                    self.merged[rep] = self.base + k
-                    members.extend(base.members.get(rep, [rep]))
-            self.region_members.append(members)
+            found = (base.sets.find(base.index[n]) for n in region)
+            names = [name for name in dict.fromkeys(found) if name not in self.merged]
+            members = [m for name in names for m in base.members.get(name, [name])]
+            self.region[min(members)] = k
+            self.own[min(members)] = members
+            self.merged.update(dict.fromkeys(names, min(members)))
 
-    def label(self, i: int) -> int:
-        rep = self.q.find(i)
-        return self.merged.get(rep, rep)
+    def name(self, position: int) -> int:
+        found = self.base.sets.find(position)
+        return self.merged.get(found, found)
 
-    def region_of(self, label: int) -> int | None:
-        return label - self.base if label >= self.base else None
+    def members(self, name: int) -> list[int]:
+        return self.own.get(name) or self.base.members.get(name, [name])
 
-    def members(self, label: int) -> list[int]:
-        if label >= self.base:
-            return self.region_members[label - self.base]
-        return self.q.members.get(label, [label])
-
-    def successors(self, label: int) -> Iterator[int]:
-        for member in self.members(label):
-            for j in self.q.succ[member]:
-                other = self.label(j)
-                if other != label and self.first(other) <= self.bound:
+    def successors(self, name: int, bound: int) -> Iterator[int]:
+        """The names one edge leads to from `name`'s members; none starting after `bound`."""
+        for member in self.members(name):
+            for j in self.base.succ[member]:
+                other = self.name(j)
+                if other != name and other <= bound:
                     yield other
 
-    def first(self, label: int) -> int:
-        """The first graph position of a label's members."""
-        if label >= self.base:
-            return min(self.region_members[label - self.base])
-        return self.q.first.get(label, label)
-
-    def label_name(self, label: int) -> str:
-        region = self.region_of(label)
-        if region is not None:
-            return f"region {region}"
-        names = [self.q.nodes[m].name for m in sorted(self.members(label))]
+    def label(self, name: int) -> str:
+        if name in self.region:
+            return f"region {self.region[name]}"
+        names = [self.base.nodes[m].name for m in self.members(name)]
         if len(names) == 1:
             return names[0]
         return "replaced [" + ", ".join(names[:3]) + (", ...]" if len(names) > 3 else "]")
 
-    def find_cycle(self) -> list[int] | None:
-        """A cycle through one of the regions, by depth-first search from each."""
+    def find_cycle(self, bound: int) -> list[int] | None:
+        """A cycle through one of the regions, by depth-first search from each in turn."""
         done: set[int] = set()
-        for start in range(self.base, self.base + len(self.region_members)):
+        for start in self.region:
             if start not in done:
-                found = self._search(start, done)
+                found = self._search(start, done, bound)
                 if found is not None:
                     return found
         return None
 
-    def _search(self, start: int, done: set[int]) -> list[int] | None:
+    def _search(self, start: int, done: set[int], bound: int) -> list[int] | None:
         path, on_path = [start], {start}
-        stack = [self.successors(start)]
+        stack = [self.successors(start, bound)]
         while stack:
             nxt = next(stack[-1], None)
             if nxt is None:
@@ -164,34 +144,5 @@ class _View:
             elif nxt not in done:
                 path.append(nxt)
                 on_path.add(nxt)
-                stack.append(self.successors(nxt))
+                stack.append(self.successors(nxt, bound))
         return None
-
-
-class _Spans:
-    """The contracted sets' spans, for one query: the latest end of a set that starts at or
-    before a position. A Fenwick tree of maxima over start positions: a set merged into a larger
-    one leaves a span the larger one covers, which changes no answer."""
-
-    def __init__(self, size: int) -> None:
-        self.tree = [-1] * (size + 1)
-
-    def add(self, first: int, last: int) -> None:
-        i = first + 1
-        while i < len(self.tree):
-            self.tree[i] = max(self.tree[i], last)
-            i += i & -i
-
-    def latest_end(self, position: int) -> int:
-        """The latest last position of a set whose first position is at most `position`."""
-        found, i = -1, min(position + 1, len(self.tree) - 1)
-        while i > 0:
-            found = max(found, self.tree[i])
-            i -= i & -i
-        return found
-
-    def bound(self, last: int) -> int:
-        """`last` raised until no set that starts at or before it ends after it."""
-        while (end := self.latest_end(last)) > last:
-            last = end
-        return last

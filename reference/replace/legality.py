@@ -1,33 +1,43 @@
-"""Outlining legality: every reason a region (or a whole group) stays as it is, in the order
-they are checked (spec chapter 03, RPL).
+"""Outlining legality: every reason a region (or a whole group) stays as it is (spec chapter
+03, RPL).
 
-`Refusal` is the closed list; a predicate per member answers with a detail string, or "" when
-the rule does not refuse. The group-level rules run first (`group_refusal`), then each region's
-(`region_refusal`), then the cycle rule over the regions that passed (RPL-25, in `dedup`).
-What a node reads and writes comes from the alias DB (chapter 09): a write through any alias
-counts, so a region that writes a view of its input, or reads a value an outside node writes
-through another view, is refused.
+`Refusal` is the closed list, in the order the pass asks: `taken_over` of the representative,
+the rules on the whole group (`group_veto`), the gate hook (RPL-11), each region's rules
+(`region_veto`), the cycle rule over the regions that passed (RPL-25, `cycle`), and last
+`taken_over` again of each region just before it is replaced (a call of its own group may have
+taken one of its nodes). A rule's check holds or is violated with a witness naming the nodes
+(`reference.verdict`'s `HOLDS` and `Violated`); the first violated rule is the `Veto`. What a
+node reads and writes comes from the alias DB (chapter 09): a write through any alias counts,
+so a region that writes a view of its input, or reads a value an outside node writes through
+another view, is refused.
 """
 
 from __future__ import annotations
 
 import bisect
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 import torch
 import torch.fx
-from torch._C._functorch import is_functorch_wrapped_tensor
-from torch._subclasses.fake_tensor import FakeTensor
 
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import example_value, flat_node_args
-from reference.names import INVOKE
 from reference.replace.bodies import same_body
 from reference.replace.dead import dead_nodes
-from reference.replace.plan import OutlinePlan, external_usages, is_tuple_node, operands, usage_node
-from reference.track.keys import functorch_kind
+from reference.replace.plan import (
+    Group,
+    OutlinePlan,
+    Region,
+    external_usages,
+    is_tuple_node,
+    operands,
+    usage_node,
+)
+from reference.replace.runtime import functorch_wrapped, runtime_returns, runtime_takes
+from reference.verdict import HOLDS, Holds, Violated
 
 Node = torch.fx.Node
 Resolve = Callable[[str], object]
@@ -58,7 +68,18 @@ class Refusal(StrEnum):
         return self.value.split(":", 1)[0]
 
 
-Verdict = tuple[Refusal, str] | None  # the first refusal and its detail, or None: replace
+@dataclass(frozen=True, slots=True)
+class Veto:
+    """A rule refuses: which, and why (`detail` names the nodes). `region` is the region a veto
+    of the whole group names (the gate's), else None."""
+
+    rule: Refusal
+    detail: str
+    region: int | None = None
+
+
+Ruling = Holds | Veto  # HOLDS: no rule refuses
+Check = Holds | Violated  # one rule's check: it holds, or is violated with a witness
 
 
 class OutlineContext:
@@ -87,29 +108,30 @@ class OutlineContext:
         inside = k < len(self.pinned_ranks) and self.pinned_ranks[k] < max(ranks)
         return self.pinned[k] if inside else None
 
-    def taken_over(self, nodes: Iterable[Node]) -> Node | None:
-        """The first of `nodes` an earlier call has replaced (and erased), if any (RPL-17)."""
-        return next((n for n in nodes if n in self.replaced_by), None)
+    def taken_over(self, region: Region) -> Ruling:
+        """RPL-17: the first of `region`'s nodes an earlier call has replaced (a getitem of a
+        tuple another region outputs), if any."""
+        gone = next((n for n in region if n in self.replaced_by), None)
+        if gone is None:
+            return HOLDS
+        by = self.replaced_by[gone].args[0]
+        assert isinstance(by, Node), "RPL-12: a take-over getitem reads its call"
+        return Veto(Refusal.TAKEN_OVER, f"{gone.name} is now a getitem of {by.name}")
 
 
-def group_refusal(group: Sequence[Sequence[Node]], plan: OutlinePlan) -> Verdict:
+def group_veto(group: Group, plan: OutlinePlan) -> Ruling:
     """RPL-5 and RPL-23: a group none of whose regions can be called."""
     if not external_usages(group[0]):
-        return Refusal.NO_INPUTS, ""
-    unreturnable = unreturnable_output(group[0], plan)
-    return (Refusal.OUTPUT, unreturnable) if unreturnable else None
+        return Veto(Refusal.NO_INPUTS, "")
+    return _veto(Refusal.OUTPUT, unreturnable_output(group[0], plan))
 
 
-def region_refusal(
-    region: Sequence[Node],
-    group: Sequence[Sequence[Node]],
-    plan: OutlinePlan,
-    context: OutlineContext,
-    resolve: Resolve,
-) -> Verdict:
+def region_veto(
+    region: Region, group: Group, plan: OutlinePlan, context: OutlineContext, resolve: Resolve
+) -> Ruling:
     """The first rule that refuses `region` of `group` (RPL-20, RPL-6 .. RPL-9, RPL-16 to
-    RPL-18, RPL-21, RPL-24), checked in this order, or None."""
-    checks: list[tuple[Refusal, Callable[[], str]]] = [
+    RPL-18, RPL-21, RPL-24), asked in this order, or `HOLDS`."""
+    rules: list[tuple[Refusal, Callable[[], Check]]] = [
         (Refusal.OTHER_BODY, lambda: other_body(region, group[0], plan, resolve)),
         (Refusal.WIRING, lambda: other_wiring(region, group[0])),
         (Refusal.SPANS_PIN, lambda: spans_pin(region, context)),
@@ -120,46 +142,50 @@ def region_refusal(
         (Refusal.SPLIT_MUTATION, lambda: written_between(region, context.db)),
         (Refusal.WHOLE_TUPLE, lambda: tuple_used_whole(region, plan)),
     ]
-    for refusal, check in checks:
-        detail = check()
-        if detail:
-            return refusal, detail
-    return None
+    for rule, check in rules:
+        ruling = _veto(rule, check())
+        if isinstance(ruling, Veto):
+            return ruling
+    return HOLDS
 
 
-def wiring(region: Sequence[Node]) -> Wiring:
+def _veto(rule: Refusal, check: Check) -> Ruling:
+    return Veto(rule, check.witness) if isinstance(check, Violated) else HOLDS
+
+
+def wiring(region: Region) -> Wiring:
     """Per node, per flat node argument: the region position it comes from, or None (RPL-6)."""
     position = {n: i for i, n in enumerate(region)}
     return tuple(tuple(position.get(a) for a in flat_node_args(n)) for n in region)
 
 
-def other_wiring(region: Sequence[Node], region0: Sequence[Node]) -> str:
+def other_wiring(region: Region, region0: Region) -> Check:
     """RPL-6: the region's nodes take their arguments from other positions than region 0's."""
-    return "" if wiring(region) == wiring(region0) else "argument sources differ from region 0"
+    if wiring(region) == wiring(region0):
+        return HOLDS
+    return Violated("argument sources differ from region 0")
 
 
-def other_body(
-    region: Sequence[Node], region0: Sequence[Node], plan: OutlinePlan, resolve: Resolve
-) -> str:
+def other_body(region: Region, region0: Region, plan: OutlinePlan, resolve: Resolve) -> Check:
     """RPL-20: every `get_attr` the region reads fetches the representative's body, or one that
     computes the same thing (`same_body`): the subgraph calls the representative's."""
     for slot in plan.slots:
         for u in slot.usages if not slot.is_operand else ():
             mine, theirs = usage_node(region, u), usage_node(region0, u)
             if mine.op != "get_attr":
-                return f"{mine.name} is not a get_attr"
+                return Violated(f"{mine.name} is not a get_attr")
             if not same_body(resolve(str(theirs.target)), resolve(str(mine.target))):
-                return f"{mine.target} differs from {theirs.target}"
-    return ""
+                return Violated(f"{mine.target} differs from {theirs.target}")
+    return HOLDS
 
 
-def spans_pin(region: Sequence[Node], context: OutlineContext) -> str:
+def spans_pin(region: Region, context: OutlineContext) -> Check:
     """RPL-16: a pinned global-state switch lies between the region's nodes."""
     pin = context.pin_between(region)
-    return "" if pin is None else f"{pin.name} lies between the region's nodes"
+    return HOLDS if pin is None else Violated(f"{pin.name} lies between the region's nodes")
 
 
-def writes_input(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
+def writes_input(region: Region, plan: OutlinePlan, db: AliasDB) -> Check:
     """RPL-7: a region node writes a storage class one of the call's operands holds: the operand
     itself (torch's rule, D5) or any alias of it, such as a view made inside the region."""
     outside = {c for operand in operands(region, plan) for c in db.classes(operand)}
@@ -167,29 +193,29 @@ def writes_input(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
         written = db.writes(node) & outside
         if written:
             args = [a for a in flat_node_args(node) if db.classes(a) & written]
-            return f"{node.name} writes {args[0].name if args else 'an input'}"
-    return ""
+            return Violated(f"{node.name} writes {args[0].name if args else 'an input'}")
+    return HOLDS
 
 
-def untaken_operand(region: Sequence[Node], plan: OutlinePlan) -> str:
+def untaken_operand(region: Region, plan: OutlinePlan) -> Check:
     """RPL-21: an operand torch's runtime does not take."""
     for operand in operands(region, plan):
         value = example_value(operand)
         if not runtime_takes(value):
-            return f"{operand.name} is a {type(value).__name__}"
-    return ""
+            return Violated(f"{operand.name} is a {type(value).__name__}")
+    return HOLDS
 
 
-def wrapped_value(region: Sequence[Node], plan: OutlinePlan) -> str:
+def wrapped_value(region: Region, plan: OutlinePlan) -> Check:
     """RPL-24: the first operand or region node whose example value is functorch-wrapped."""
     for node in (*operands(region, plan), *region):
         kind = functorch_wrapped(example_value(node))
         if kind:
-            return f"{node.name} is a {kind}"
-    return ""
+            return Violated(f"{node.name} is a {kind}")
+    return HOLDS
 
 
-def shared_storage(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
+def shared_storage(region: Region, plan: OutlinePlan, db: AliasDB) -> Check:
     """RPL-8: torch's input-input, output-output and input-output storage checks, by storage
     class, on tensor values, flattened tuple getitems exempt; then what torch's checks miss
     (`result_aliases_operand`). A value whose storage cannot be read cannot be shown not to
@@ -204,29 +230,33 @@ def shared_storage(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> st
                 continue
             why = db.unreadable(node)
             if why:
-                return f"{kind} {node.name} has no readable storage ({why})"
+                return Violated(f"{kind} {node.name} has no readable storage ({why})")
             own = sorted(db.classes(node))
             shared = next((seen[c] for c in own if c in seen), None)
             if shared is not None and shared[1] is node:
-                return f"{kind} {node.name} is passed as two operands"
+                return Violated(f"{kind} {node.name} is passed as two operands")
             if shared is not None:
-                return f"{shared[0]} {shared[1].name} and {kind} {node.name} share storage"
+                return Violated(
+                    f"{shared[0]} {shared[1].name} and {kind} {node.name} share storage"
+                )
             seen.update(dict.fromkeys(own, (kind, node)))
     return result_aliases_operand(region, plan, db)
 
 
-def result_aliases_operand(region: Sequence[Node], plan: OutlinePlan, db: AliasDB) -> str:
+def result_aliases_operand(region: Region, plan: OutlinePlan, db: AliasDB) -> Check:
     """RPL-8 beyond torch's checks (CHK-18's rule): no output, a tuple output's elements
     included, shares a storage class with an operand, flattened getitems included."""
     by_class = {c: n for n in reversed(operands(region, plan)) for c in db.classes(n)}
     for node in (region[i] for i in plan.outputs):
         shared = sorted(db.classes(node) & by_class.keys())
         if shared:
-            return f"input {by_class[shared[0]].name} and output {node.name} share storage"
-    return ""
+            return Violated(
+                f"input {by_class[shared[0]].name} and output {node.name} share storage"
+            )
+    return HOLDS
 
 
-def written_between(region: Sequence[Node], db: AliasDB) -> str:
+def written_between(region: Region, db: AliasDB) -> Check:
     """RPL-9: an outside writer of a storage class the region reads, writes or produces sits
     strictly between two of the region's accesses to it: one call position cannot keep both."""
     inside = set(region)
@@ -238,16 +268,16 @@ def written_between(region: Sequence[Node], db: AliasDB) -> str:
         lo, hi = min(where), max(where)
         for writer in db.writers(cls):
             if writer not in inside and lo < db.rank.get(writer, -1) < hi:
-                return f"{writer.name} writes what {_reader(region, cls, db)} reads"
-    return ""
+                return Violated(f"{writer.name} writes what {_reader(region, cls, db)} reads")
+    return HOLDS
 
 
-def _reader(region: Sequence[Node], cls: StorageClass, db: AliasDB) -> str:
+def _reader(region: Region, cls: StorageClass, db: AliasDB) -> str:
     found = next((n for n in region if cls in db.reads(n) | db.classes(n)), region[0])
     return found.name
 
 
-def tuple_used_whole(region: Sequence[Node], plan: OutlinePlan) -> str:
+def tuple_used_whole(region: Region, plan: OutlinePlan) -> Check:
     """RPL-18: an outside user of a tuple output (or of a tuple inside it) that is not an int
     getitem, e.g. `view(x, size)` on `size = t.size()`: the call returns only the elements."""
     inside = set(region)
@@ -257,9 +287,9 @@ def tuple_used_whole(region: Sequence[Node], plan: OutlinePlan) -> str:
         items = [u for u, _ in getitem_users(node)]
         whole = [u for u in node.users if u not in inside and u not in items]
         if whole:
-            return f"{whole[0].name} uses {node.name} whole"
+            return Violated(f"{whole[0].name} uses {node.name} whole")
         stack.extend(u for u in reversed(items) if is_tuple_node(u))
-    return ""
+    return HOLDS
 
 
 def getitem_users(node: Node) -> list[tuple[Node, int]]:
@@ -272,53 +302,10 @@ def getitem_users(node: Node) -> list[tuple[Node, int]]:
     return found
 
 
-# What torch's `invoke_subgraph` runtime takes and returns (RPL-21, RPL-23, RPL-24).
-
-
-def runtime_takes(value: object) -> bool:
-    """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
-    int (bools included), a SymInt, a generator, or None; never a float or a module, nor a
-    tensor subclass with a `__torch_dispatch__` the operator has no rule for, such as a
-    nested jagged tensor (RPL-21)."""
-    from torch._library.fake_class_registry import FakeScriptObject
-
-    if isinstance(value, torch.Tensor):
-        return not dispatching_subclass(value)
-    accepted = (int, torch.SymInt, torch.Generator, FakeScriptObject)
-    return value is None or isinstance(value, accepted)
-
-
-def dispatching_subclass(t: torch.Tensor) -> bool:
-    """`t` is of a tensor subclass with its own `__torch_dispatch__` (not a fake tensor, which
-    stands for a plain one) that torch's `invoke_subgraph` has no rule for."""
-    kind = type(t)
-    own = kind.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
-    return own and kind is not FakeTensor and kind not in INVOKE.python_key_table
-
-
-def functorch_wrapped(value: object) -> str:
-    """The kind of the first functorch-wrapped tensor in `value` (a tensor, or a tuple or list
-    holding tensors), or "": vmap's batched tensor, `torch.func.grad`'s tracking tensor. torch's
-    `invoke_subgraph` has no functorch rule (RPL-24)."""
-    if isinstance(value, tuple | list):
-        return next((k for k in map(functorch_wrapped, value) if k), "")
-    if isinstance(value, torch.Tensor) and is_functorch_wrapped_tensor(value):
-        return functorch_kind(value)
-    return ""
-
-
-def runtime_returns(value: object) -> bool:
-    """Whether torch's `invoke_subgraph` runtime can return `value` from a subgraph: a tensor or
-    a SymInt, or a tuple of them (flattened); a plain int or a float it cannot (RPL-23)."""
-    if isinstance(value, tuple | list):
-        return all(runtime_returns(v) for v in value)
-    return isinstance(value, torch.Tensor | torch.SymInt)
-
-
-def unreturnable_output(region0: Sequence[Node], plan: OutlinePlan) -> str:
-    """The first output of the plan torch's runtime cannot return, or ""."""
+def unreturnable_output(region0: Region, plan: OutlinePlan) -> Check:
+    """RPL-23: the first output of the plan torch's runtime cannot return."""
     for p in plan.outputs:
         value = example_value(region0[p])
         if value is not None and not runtime_returns(value):
-            return f"{region0[p].name} is a {type(value).__name__}"
-    return ""
+            return Violated(f"{region0[p].name} is a {type(value).__name__}")
+    return HOLDS

@@ -1,12 +1,13 @@
-"""Outlining, one region group at a time (spec chapter 03, RPL): `Outliner.outline_group` plans the
-subgraph (`plan`), asks for the first refusal (`legality`'s rules on the whole group, the gate hook,
-`legality`'s rules on each region, then RPL-25's `contraction`), builds and installs the subgraph
-and replaces each accepted region by a call (`replace`), keeping the alias DB and the ordering
-dependencies up to date. What it did is a `DedupResult`. `reference.pipeline` drives it over every
-group and sorts the graph after."""
+"""The pass over one region group (spec chapter 03, RPL): `outline_group` plans the subgraph
+(`plan`), asks the rules in `Refusal`'s order (`legality`'s, the gate hook's, RPL-25's `cycle`),
+installs the subgraph and replaces each accepted region by a call (`region`). It answers with a
+frozen `GroupOutcome`; `DedupResult.of` joins them. `reference.pipeline` sets up the `Outlining`
+(the policy is read there, nowhere below), runs every group and sorts the graph after.
+"""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,16 +17,20 @@ import torch
 import torch.fx
 
 from reference.fx_helpers import attribute
-from reference.policy import Policy
 from reference.replace.cycle import Contraction
-from reference.replace.legality import OutlineContext, Refusal, group_refusal, region_refusal
-from reference.replace.plan import OutlinePlan, build_subgraph, plan_outline
-from reference.replace.region import Call, replace_region
-from reference.sort.deps import OrderingDeps
+from reference.replace.legality import (
+    OutlineContext,
+    Refusal,
+    Ruling,
+    Veto,
+    group_veto,
+    region_veto,
+)
+from reference.replace.plan import Group, OutlinePlan, Region, build_subgraph, plan_outline
+from reference.replace.region import Call, Redirect, replace_region
 
 Node = torch.fx.Node
-Group = Sequence[Sequence[Node]]  # the regions of one group, region 0 the representative
-Gate = Callable[[Group, OutlinePlan], tuple[int, str] | None]
+Gate = Callable[[Group, OutlinePlan], Ruling]  # RPL-11: HOLDS, or a Veto naming its region
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,16 @@ class Refused:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupOutcome:
+    """What became of one group: the subgraph installed for it (none when no region was
+    replaced), its replaced regions and its refused ones, in the order they were decided."""
+
+    subgraphs: Mapping[str, torch.fx.GraphModule] = field(default_factory=dict)
+    replaced: tuple[Replaced, ...] = ()
+    refused: tuple[Refused, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class DedupResult:
     """What `deduplicate` did: subgraphs by name, replaced and refused regions, extra deps."""
 
@@ -64,164 +79,123 @@ class DedupResult:
     refused: tuple[Refused, ...]
     extra_deps: Mapping[Node, tuple[Node, ...]] = field(default_factory=dict)
 
+    @classmethod
+    def of(
+        cls, outcomes: Iterable[GroupOutcome], extra_deps: Mapping[Node, tuple[Node, ...]]
+    ) -> DedupResult:
+        """Every group's outcome, in group order."""
+        done = list(outcomes)
+        subgraphs = {name: gm for o in done for name, gm in o.subgraphs.items()}
+        replaced = tuple(r for o in done for r in o.replaced)
+        return cls(subgraphs, replaced, tuple(r for o in done for r in o.refused), extra_deps)
+
 
 class Installer(Protocol):
     """Where outlined subgraphs go. `root` holds the attributes a subgraph's own `get_attr`s
-    read; `install(sub_gm)` registers it and returns the name it got; `skip()` is told when a
-    group's name would be taken although nothing is installed (torch installs it, RPL-5)."""
+    read; `install(sub_gm)` registers it and returns the name it got."""
 
     @property
     def root(self) -> torch.nn.Module | dict[str, Any]: ...
 
     def install(self, sub_gm: torch.fx.GraphModule) -> str: ...
 
-    def skip(self) -> None: ...
 
-
+@dataclass(frozen=True, slots=True)
 class ModuleInstaller:
-    """Subgraphs registered on a graph module as `subgraph_<i>`, the first names neither on the
-    module nor taken by an earlier group (RPL-1)."""
+    """Subgraphs registered on a graph module as `subgraph_<i>`, the first names the module does
+    not have (RPL-1)."""
 
-    def __init__(self, gm: torch.fx.GraphModule) -> None:
-        self._gm = gm
-        self._next = 0
-
-    @property
-    def root(self) -> torch.nn.Module:
-        return self._gm
+    root: torch.fx.GraphModule
 
     def install(self, sub_gm: torch.fx.GraphModule) -> str:
-        name = self._name()
-        self._gm.register_module(name, sub_gm)
+        free = (f"subgraph_{i}" for i in itertools.count())
+        name = next(n for n in free if not hasattr(self.root, n))
+        self.root.register_module(name, sub_gm)
         return name
 
-    def skip(self) -> None:
-        self._name()
 
-    def _name(self) -> str:
-        while hasattr(self._gm, f"subgraph_{self._next}"):
-            self._next += 1  # names only get taken, so the first free one only moves up
-        self._next += 1
-        return f"subgraph_{self._next - 1}"
+@dataclass(frozen=True, slots=True)
+class Outlining:
+    """What every group reads and updates: where subgraphs go, what the rules read (the alias DB,
+    pins, take-overs, dead nodes), how an erased node's ordering deps move (SRT-9, SRT-10), the
+    regions contracted so far (RPL-25; None: torch's rule, no cycle refusal) and the gate."""
+
+    graph: torch.fx.Graph
+    installer: Installer
+    context: OutlineContext
+    redirect: Redirect
+    cycles: Contraction | None = None
+    gate: Gate | None = None
 
 
-def _names(nodes: Iterable[Node]) -> tuple[str, ...]:
-    return tuple(n.name for n in nodes)
+def outline_group(run: Outlining, index: int, group: Group) -> GroupOutcome:
+    """Plan the subgraph, ask the rules in `Refusal`'s order, install the subgraph and replace
+    every accepted region by a call."""
+    refused = partial(_refused, index, group)
+    veto = run.context.taken_over(group[0])  # RPL-17: the subgraph's own nodes are gone
+    if isinstance(veto, Veto):
+        return GroupOutcome(refused=(refused(0, veto),))
+    plan = plan_outline(group, run.context.dead)
+    veto = _group_veto(run, group, plan)
+    if isinstance(veto, Veto):  # RPL-5, RPL-23, RPL-11: nothing is installed
+        return GroupOutcome(refused=(refused(veto.region, veto),))
+    resolve = partial(attribute, run.installer.root)
+    rulings = [region_veto(r, group, plan, run.context, resolve) for r in group]
+    vetoes = [refused(k, v) for k, v in enumerate(rulings) if isinstance(v, Veto)]
+    accepted = [k for k, v in enumerate(rulings) if not isinstance(v, Veto)]
+    found = (
+        None
+        if run.cycles is None or not accepted
+        else run.cycles.cycle([group[k] for k in accepted])
+    )
+    if found is not None:
+        veto = Veto(Refusal.CYCLE, f"cycle {found.path}")
+        vetoes.append(refused(accepted[found.region], veto))
+    if not accepted or found is not None:
+        return GroupOutcome(refused=tuple(vetoes))  # RPL-5: nothing calls it, none installed
+    return _replace_accepted(run, index, group, plan, accepted, vetoes)
 
 
-class Outliner:
-    """The state of one `outline` call: the graph, the installer, the context and ordering deps
-    kept up to date, and what has been done."""
+def _group_veto(run: Outlining, group: Group, plan: OutlinePlan) -> Ruling:
+    """The rules on the whole group (RPL-5, RPL-23), then the gate hook (RPL-11)."""
+    veto = group_veto(group, plan)
+    if isinstance(veto, Veto) or run.gate is None:
+        return veto
+    return run.gate(group, plan)
 
-    def __init__(
-        self,
-        graph: torch.fx.Graph,
-        installer: Installer,
-        context: OutlineContext,
-        deps: OrderingDeps,
-        gate: Gate | None,
-        policy: Policy,
-    ) -> None:
-        self.graph, self.installer = graph, installer
-        self.context, self.deps, self.gate, self.policy = context, deps, gate, policy
-        self.contraction = Contraction(graph, deps.as_mapping()) if policy.refuse_cycles else None
-        self.subgraphs: dict[str, torch.fx.GraphModule] = {}
-        self.replaced: list[Replaced] = []
-        self.refused: list[Refused] = []
 
-    def result(self) -> DedupResult:
-        """What was done so far, with the ordering dependencies as they are now."""
-        return DedupResult(dict(self.subgraphs), tuple(self.replaced), tuple(self.refused),
-                           self.deps.as_mapping())  # fmt: skip
+def _replace_accepted(
+    run: Outlining,
+    index: int,
+    group: Group,
+    plan: OutlinePlan,
+    accepted: Sequence[int],
+    refused: list[Refused],
+) -> GroupOutcome:
+    """Install the subgraph, fetched by a `get_attr` at the top (RPL-1), and replace each
+    accepted region not taken over meanwhile by a call of it (RPL-12, RPL-17)."""
+    sub_gm = torch.fx.GraphModule(run.installer.root, build_subgraph(group[0], plan))
+    name = run.installer.install(sub_gm)
+    with run.graph.inserting_before():
+        call = Call(run.graph.create_node("get_attr", name, (), {}), name)
+    run.context.db.add_node(call.fetch)
+    replaced: list[Replaced] = []
+    for k in accepted:
+        veto = run.context.taken_over(group[k])  # a call of this group took one of its nodes
+        if isinstance(veto, Veto):
+            refused.append(_refused(index, group, k, veto))
+            continue
+        nodes = _names(group[k])
+        invoke, erased = replace_region(group[k], plan, call, run.context, run.redirect)
+        if run.cycles is not None:
+            run.cycles.replaced(erased)
+        replaced.append(Replaced(index, k, name, invoke.name, nodes))
+    return GroupOutcome({name: sub_gm}, tuple(replaced), tuple(refused))
 
-    def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
-        """Plan the subgraph, find the first refusal (in `Refusal`'s order), build and install
-        the subgraph, replace every accepted region by a call."""
-        if self._taken_over(index, 0, group[0]):
-            return  # RPL-17: the representative is gone, so is the subgraph it defines
-        plan = plan_outline(group, self.context.dead)
-        if self._group_refused(index, group, plan):
-            return  # RPL-5, RPL-23, RPL-11: nothing is installed for such a group
-        accepted = self._accepted(index, group, plan)
-        if not accepted or self._closes_cycle(index, group, accepted):
-            self.installer.skip()
-            return  # RPL-5: nothing calls it, so nothing is installed (the name stays used)
-        call = self._install(build_subgraph(group[0], plan))
-        for k in accepted:
-            if not self._taken_over(index, k, group[k]):
-                self.replace(index, k, group[k], plan, call)
 
-    def _group_refused(
-        self, index: int, group: Sequence[Sequence[Node]], plan: OutlinePlan
-    ) -> bool:
-        """The rules on the whole group (RPL-5, RPL-23), then the gate hook (RPL-11)."""
-        whole = group_refusal(group, plan)
-        if whole is not None:
-            self.refused.append(Refused(index, None, _names(group[0]), *whole))
-            return True
-        vetoed = self.gate(group, plan) if self.gate is not None else None
-        if vetoed is not None:
-            at, detail = vetoed
-            self.refused.append(Refused(index, at, _names(group[at]), Refusal.GATE, detail))
-        return vetoed is not None
+def _refused(index: int, group: Group, k: int | None, veto: Veto) -> Refused:
+    return Refused(index, k, _names(group[k or 0]), veto.rule, veto.detail)
 
-    def _accepted(
-        self, index: int, group: Sequence[Sequence[Node]], plan: OutlinePlan
-    ) -> list[int]:
-        """The regions no rule refuses; the others are recorded as refused."""
-        resolve = partial(attribute, self.installer.root)
-        accepted: list[int] = []
-        for k, region in enumerate(group):
-            why = region_refusal(region, group, plan, self.context, resolve)
-            if why is None:
-                accepted.append(k)
-            else:
-                self.refused.append(Refused(index, k, _names(region), *why))
-        return accepted
 
-    def _closes_cycle(self, index: int, group: Sequence[Sequence[Node]], ks: list[int]) -> bool:
-        """RPL-25: contracting the accepted regions (with those replaced before) must leave the
-        dependency graph acyclic, or no order could run the calls; the group is refused."""
-        if self.contraction is None:
-            return False
-        found = self.contraction.cycle([group[k] for k in ks])
-        if found is None:
-            return False
-        at, path = found
-        k = ks[at]
-        self.refused.append(Refused(index, k, _names(group[k]), Refusal.CYCLE, f"cycle {path}"))
-        return True
-
-    def replace(
-        self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan, call: Call
-    ) -> None:
-        """Replace region `k` of group `index` by a call of `call` (RPL-12)."""
-        nodes = _names(region)
-        state = (self.context, self.deps)
-        invoke, erased = replace_region(self.graph, region, plan, call, state,
-                                        policy=self.policy)  # fmt: skip
-        if self.contraction is not None:
-            self.contraction.replaced(erased)
-        self.replaced.append(Replaced(index, k, call.name, invoke.name, nodes))
-
-    def _taken_over(self, index: int, k: int, region: Sequence[Node]) -> bool:
-        """RPL-17: refuse region `k` when an earlier call (of this group or an earlier one)
-        has replaced one of its nodes: a getitem on a tuple another region outputs."""
-        gone = self.context.taken_over(region)
-        if gone is None:
-            return False
-        by = self.context.replaced_by[gone].args[0]
-        assert isinstance(by, Node), "RPL-12: a take-over getitem reads its call"
-        detail = f"{gone.name} is now a getitem of {by.name}"
-        self.refused.append(Refused(index, k, _names(region), Refusal.TAKEN_OVER, detail))
-        return True
-
-    def _install(self, subgraph: torch.fx.Graph) -> Call:
-        """Install the subgraph and fetch it with a get_attr at the top (RPL-1)."""
-        sub_gm = torch.fx.GraphModule(self.installer.root, subgraph)
-        name = self.installer.install(sub_gm)
-        self.subgraphs[name] = sub_gm
-        with self.graph.inserting_before():
-            fetch = self.graph.create_node("get_attr", name, (), {})
-        self.context.db.add_node(fetch)
-        return Call(fetch, name)
+def _names(region: Region) -> tuple[str, ...]:
+    return tuple(n.name for n in region)

@@ -22,6 +22,9 @@ from reference.fx_helpers import example_value, flat_node_args
 from reference.replace.bodies import is_body
 
 Node = torch.fx.Node
+Region = Sequence[Node]  # nodes in graph order
+Group = Sequence[Region]  # regions computing the same thing, region 0 the representative
+Groups = Sequence[Group]  # in torch's order
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +67,7 @@ def is_tuple_node(node: Node) -> bool:
     return isinstance(example_value(node), tuple)
 
 
-def external_usages(region: Sequence[Node]) -> dict[Node, list[Usage]]:
+def external_usages(region: Region) -> dict[Node, list[Usage]]:
     """External inputs in first-use order (region position, then flat arg position)."""
     inside = set(region)
     found: dict[Node, list[Usage]] = {}
@@ -75,11 +78,11 @@ def external_usages(region: Sequence[Node]) -> dict[Node, list[Usage]]:
     return found
 
 
-def usage_node(region: Sequence[Node], usage: Usage) -> Node:
+def usage_node(region: Region, usage: Usage) -> Node:
     return flat_node_args(region[usage.node])[usage.arg]
 
 
-def operands(region: Sequence[Node], plan: OutlinePlan) -> list[Node]:
+def operands(region: Region, plan: OutlinePlan) -> list[Node]:
     """The call's operands for `region`: per slot, its first usage's node, or the flattened
     getitems; attribute slots pass nothing (RPL-2, RPL-4, RPL-20)."""
     found: list[Node] = []
@@ -93,9 +96,7 @@ def operands(region: Sequence[Node], plan: OutlinePlan) -> list[Node]:
     return found
 
 
-def output_positions(
-    group: Sequence[Sequence[Node]], dead: frozenset[Node] = frozenset()
-) -> tuple[int, ...]:
+def output_positions(group: Group, dead: frozenset[Node] = frozenset()) -> tuple[int, ...]:
     """RPL-3: positions whose node has a user outside its region, in any region, sorted; a
     `dead` user is none (RPL-27)."""
     found: set[int] = set()
@@ -105,9 +106,7 @@ def output_positions(
     return tuple(sorted(found))
 
 
-def plan_outline(
-    group: Sequence[Sequence[Node]], dead: frozenset[Node] = frozenset()
-) -> OutlinePlan:
+def plan_outline(group: Group, dead: frozenset[Node] = frozenset()) -> OutlinePlan:
     """Slots and outputs of a group's subgraph; `group[0]` is the representative (RPL-2).
 
     Usages of one node of region 0 share a slot only when they also share a node in every
@@ -134,7 +133,7 @@ def _getitem_children(node: Node) -> list[Node]:
     return [u for u in node.users if u.target is operator.getitem and isinstance(u.args[1], int)]
 
 
-def _flattened_positions(node: Node, region: Sequence[Node]) -> list[int]:
+def _flattened_positions(node: Node, region: Region) -> list[int]:
     """RPL-4: region positions of the getitems (BFS) on a tuple input used inside the region."""
     position = {n: i for i, n in enumerate(region)}
     inside = set(region)
@@ -152,7 +151,7 @@ def _flattened_positions(node: Node, region: Sequence[Node]) -> list[int]:
     return found
 
 
-def slot_names(region0: Sequence[Node], plan: OutlinePlan) -> list[str]:
+def slot_names(region0: Region, plan: OutlinePlan) -> list[str]:
     """Placeholder names: `subgraph_input_<outer name>`, or torch's (sic) `supgraph_input_<tuple
     name>_flattened_<position>` per getitem of a tuple input."""
     names: list[str] = []
@@ -176,7 +175,7 @@ def _fresh(name: str, taken: Sequence[str]) -> str:
     return candidate
 
 
-def build_subgraph(region0: Sequence[Node], plan: OutlinePlan) -> torch.fx.Graph:
+def build_subgraph(region0: Region, plan: OutlinePlan) -> torch.fx.Graph:
     """Copy the representative region into a new graph with the plan's placeholders and a tuple
     output; tuple-valued outputs are flattened into getitem trees (RPL-1, RPL-3)."""
     sub = torch.fx.Graph()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -18,19 +18,20 @@ import torch.fx
 
 from reference.fx_helpers import example_value
 from reference.names import INVOKE
-from reference.policy import RIGHT, Policy
 from reference.replace.dead import dead_readers
 from reference.replace.legality import OutlineContext, getitem_users
 from reference.replace.plan import (
     OutlinePlan,
+    Region,
     is_tuple_node,
     operands,
     output_width,
     tuple_output_spec,
 )
-from reference.sort.deps import OrderingDeps
 
 Node = torch.fx.Node
+Redirect = Callable[[Node, Node], None]  # an erased node's ordering deps move to its successor
+Takeovers = list[tuple[Node, Node]]  # (replaced node, the getitem of the call taking over)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,29 +43,22 @@ class Call:
 
 
 def replace_region(
-    graph: torch.fx.Graph,
-    region: Sequence[Node],
-    plan: OutlinePlan,
-    call: Call,
-    state: tuple[OutlineContext, OrderingDeps],
-    *,
-    policy: Policy = RIGHT,
+    region: Region, plan: OutlinePlan, call: Call, context: OutlineContext, redirect: Redirect
 ) -> tuple[Node, list[Node]]:
     """Append `invoke_subgraph(get_attr, name, *operands)`, re-point uses, erase the region;
-    return the call and the nodes erased. Without `policy.keep_erased_deps`, erased nodes'
-    deps move as torch moves them, their own dropped (SRT-10)."""
-    context, deps = state
+    return the call and the nodes erased. `redirect(erased, to)` moves each erased node's
+    ordering deps (SRT-9, SRT-10)."""
+    graph = call.fetch.graph
     invoke = graph.create_node(
         "call_function", INVOKE, (call.fetch, call.name, *operands(region, plan)), {}
     )
-    takeovers: list[tuple[Node, Node]] = []  # (replaced node, the getitem taking over)
+    takeovers: Takeovers = []
     gone: set[Node] = set()  # erased with a tuple output's getitems
     index = 0
     for p in plan.outputs:
         node = region[p]
         if is_tuple_node(node):
-            at = (index, invoke)
-            gone |= _replace_tuple_output(graph, node, at, (deps, takeovers), policy)
+            gone |= _replace_tuple_output(node, index, invoke, takeovers, redirect)
         else:
             item = graph.create_node("call_function", operator.getitem, (invoke, index), {})
             node.replace_all_uses_with(item, propagate_meta=True)
@@ -77,14 +71,14 @@ def replace_region(
     for node in reversed(erased):
         if node not in gone:
             graph.erase_node(node)
-        deps.redirect(node, invoke, keep_erased_deps=policy.keep_erased_deps)  # SRT-10
+        redirect(node, invoke)
     for old, new in takeovers:
         context.replaced_by.setdefault(old, new)
     context.db.replaced(erased, invoke, takeovers)
     return invoke, erased
 
 
-def _set_call_value(invoke: Node, takeovers: Sequence[tuple[Node, Node]]) -> None:
+def _set_call_value(invoke: Node, takeovers: Takeovers) -> None:
     """The call's example value: the tuple of its outputs' (EFF-2: fresh storages), when every
     output has one."""
     items = sorted(dict.fromkeys(n for _, n in takeovers), key=_index)
@@ -100,20 +94,16 @@ def _index(item: Node) -> int:
 
 
 def _replace_tuple_output(
-    graph: torch.fx.Graph,
-    node: Node,
-    at: tuple[int, Node],
-    into: tuple[OrderingDeps, list[tuple[Node, Node]]],
-    policy: Policy,
+    node: Node, index: int, invoke: Node, takeovers: Takeovers, redirect: Redirect
 ) -> set[Node]:
-    """Re-point each getitem chain on a tuple output to the call's flattened output (RPL-3),
-    recording in `into` which getitem took over which; return the nodes erased.
+    """Re-point each getitem chain on a tuple output to the call's flattened outputs from
+    `index` on (RPL-3), recording in `takeovers` which getitem took over which; return the
+    nodes erased.
 
     Children are visited last-in first-out and each new getitem is inserted right after the
     call, exactly as torch does, so the node order after sorting is torch's.
     """
-    index, invoke = at
-    deps, found = into
+    graph = invoke.graph
     spec = tuple_output_spec(node)
     stack: deque[tuple[Node, tuple[int, ...]]] = deque((c, (i,)) for c, i in getitem_users(node))
     erased: set[Node] = set()
@@ -125,8 +115,8 @@ def _replace_tuple_output(
                 "call_function", operator.getitem, (invoke, index + spec[path]), {}
             )
         item.replace_all_uses_with(out, propagate_meta=True)
-        found.append((item, out))
-        deps.redirect(item, out, keep_erased_deps=policy.keep_erased_deps)  # may sit outside
+        takeovers.append((item, out))
+        redirect(item, out)  # may sit outside the region
         graph.erase_node(item)
         erased.add(item)
     if not node.users:  # a region node may still use the tuple whole: erased with the region

@@ -14,7 +14,9 @@ import torch.fx
 from checker.proof.gate import make_gate
 from reference.dynamo.capture import Capture, capture
 from reference.pipeline import deduplicate
+from reference.replace.legality import Refusal, Veto
 from reference.replace.plan import plan_outline
+from reference.verdict import HOLDS
 from tests.support.corpus import CORPUS_DIR, load_model_file
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -39,8 +41,8 @@ def test_chk12_refuses_unequal_symbolic_shapes_with_a_model() -> None:
     nodes = {n.name: n for n in c.gm.graph.nodes}
     group = regions(nodes, ["mul", "relu", "sum_1", "add"], ["mul_1", "relu_1", "sum_2", "add_1"])
     refusal = make_gate(c.gm)(group, plan_outline(group))
-    assert refusal is not None
-    region, reason = refusal
+    assert isinstance(refusal, Veto) and refusal.rule is Refusal.GATE
+    region, reason = refusal.region, refusal.detail
     assert region == 1
     assert reason.startswith("CHK-12: shapes of mul_1 and mul differ: sizes: SHP-12: dim 0: ")
     assert "s17" in reason and "s77" in reason
@@ -51,7 +53,7 @@ def test_chk12_allows_a_normal_group() -> None:
     c = _dynamic()
     nodes = {n.name: n for n in c.gm.graph.nodes}
     group = regions(nodes, ["mul", "relu", "sum_1", "add"], ["mul_2", "relu_2", "sum_3", "add_2"])
-    assert make_gate(c.gm)(group, plan_outline(group)) is None
+    assert make_gate(c.gm)(group, plan_outline(group)) is HOLDS
 
 
 def _code(gm: torch.fx.GraphModule) -> str:

@@ -6,24 +6,22 @@ from __future__ import annotations
 
 import graphlib
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import pytest
 import torch
 import torch.fx
 
-from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import Capture, capture
 from reference.effects.alias_db import AliasDB
 from reference.expand.regions import search_regions
 from reference.pipeline import deduplicate
-from reference.policy import RIGHT
+from reference.replace.cycle import Contraction
 from reference.replace.legality import OutlineContext, Refusal
-from reference.replace.outliner import ModuleInstaller, Outliner
-from reference.replace.plan import OutlinePlan
-from reference.replace.region import Call
+from reference.replace.outliner import ModuleInstaller, Outlining, outline_group
 from reference.sort.deps import OrderingDeps, pinned_targets
-from tests.support.corpus import corpus_files, load_model_file
+from tests.support.corpus import captured, corpus_files, random_captures
 
 Node = torch.fx.Node
 
@@ -37,21 +35,20 @@ def _topological(graph: torch.fx.Graph) -> list[Node]:
     return list(sorter.static_order())
 
 
-class _Compared(Outliner):
-    """The reference's outliner, comparing its updated DB with a fresh one after each
-    replacement."""
+class _Compared(Contraction):
+    """RPL-25's contraction, told of every replacement right after it: there, the alias DB
+    updated in place is compared with a fresh one."""
 
-    compared = 0
+    def __init__(self, graph: torch.fx.Graph, deps: OrderingDeps, db: AliasDB) -> None:
+        super().__init__(graph, deps.as_mapping())
+        self.graph, self.db, self.compared = graph, db, 0
 
-    def replace(
-        self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan, call: Call
-    ) -> None:
-        super().replace(index, k, region, plan, call)
-        db = self.context.db
-        writes = {n: p for n, p in db.written.items() if n.graph is self.graph}
+    def replaced(self, region: Sequence[Node]) -> None:
+        super().replaced(region)
+        writes = {n: p for n, p in self.db.written.items() if n.graph is self.graph}
         fresh = AliasDB(self.graph, writes, _topological(self.graph))
         nodes = list(self.graph.nodes)
-        assert db.partition(nodes) == fresh.partition(nodes), f"EFF-7: after {region[0].name}"
+        assert self.db.partition(nodes) == fresh.partition(nodes), f"EFF-7: after {region[0].name}"
         self.compared += 1
 
 
@@ -60,26 +57,24 @@ def _compare_through_dedup(c: Capture) -> int:
     writes = {n: tuple(sorted(p)) for n, p in c.tracker.node_to_mutated_arg_positions.items()}
     db = AliasDB(graph, writes)
     deps = OrderingDeps.from_graph(graph, writes, db=db)
-    run = _Compared(graph, ModuleInstaller(c.gm), OutlineContext(graph, db, pinned_targets()), deps,
-                    None, RIGHT)  # fmt: skip
+    compared = _Compared(graph, deps, db)
+    context = OutlineContext(graph, db, pinned_targets())
+    redirect = partial(deps.redirect, keep_erased_deps=True)
+    run = Outlining(graph, ModuleInstaller(c.gm), context, redirect, compared)
     for index, group in enumerate(search_regions(graph, c.tracker.buckets()).region_groups()):
-        run.outline_group(index, group)
-    return run.compared
+        outline_group(run, index, group)
+    return compared.compared
 
 
 @pytest.mark.spec("EFF-7")
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.stem)
 def test_eff7_the_updated_db_equals_a_fresh_one_after_every_replacement(path: Path) -> None:
-    f = load_model_file(path)
-    _compare_through_dedup(capture(f.model, f.example_inputs, f.dynamic))
+    _compare_through_dedup(captured(path))
 
 
 @pytest.mark.spec("EFF-7", "DIF-6")
 def test_eff7_the_updated_db_equals_a_fresh_one_on_random_models() -> None:
-    compared = 0
-    for index in range(60):
-        m = random_model(7, index)
-        compared += _compare_through_dedup(capture(m.model, m.example_inputs, m.dynamic))
+    compared = sum(map(_compare_through_dedup, random_captures(7, 60)))
     assert compared >= 60, "the random models replace regions"
 
 

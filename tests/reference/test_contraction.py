@@ -12,7 +12,7 @@ import torch.fx
 
 from reference.dynamo.capture import capture
 from reference.pipeline import deduplicate, outline_groups
-from reference.replace.cycle import Contraction
+from reference.replace.cycle import Contraction, Cycle
 from reference.replace.legality import Refusal
 from reference.track.offline import track_graph
 from tests.support.corpus import CORPUS_DIR, load_model_file
@@ -43,7 +43,7 @@ def test_rpl25_regions_convex_alone_but_cyclic_together() -> None:
     group = regions(nodes, ["sin", "add"], ["sin_1", "add_1"])
     for region in group:  # each region alone contracts without a cycle
         assert Contraction(gm.graph, {}).cycle([region]) is None
-    assert Contraction(gm.graph, {}).cycle(group) == (0, "region 0 -> region 1 -> region 0")
+    assert Contraction(gm.graph, {}).cycle(group) == Cycle(0, "region 0 -> region 1 -> region 0")
 
 
 @pytest.mark.spec("RPL-25", "SRT-5", "CHK-11")
@@ -128,3 +128,20 @@ def test_rpl25_b13_is_refused_before_any_contraction() -> None:
     result = deduplicate(c.gm, c.tracker)
     assert {r.reason for r in result.refused} == {Refusal.SPLIT_MUTATION}
     assert c.gm.code == code
+
+
+@pytest.mark.spec("RPL-5", "RPL-25")
+def test_rpl5_a_group_refused_by_its_cycle_takes_no_name() -> None:
+    """The crossed group is refused whole (RPL-25): nothing is installed for it, so the next
+    group's subgraph is the first name, `subgraph_0` (torch would have taken it, RPL-19)."""
+    gm, nodes = crossing()
+    with gm.graph.inserting_before(nodes["output"]):
+        cos = [gm.graph.call_function(torch.cos, (nodes[x],)) for x in ("x0", "x1")]
+    outputs = nodes["output"].args[0]
+    assert isinstance(outputs, tuple)
+    nodes["output"].args = ((*outputs, *cos),)
+    crossed = regions(nodes, ["sin", "add"], ["sin_1", "add_1"])
+    result = outline_groups(gm, [crossed, [[cos[0]], [cos[1]]]], {})
+    assert [(r.group, r.reason) for r in result.refused] == [(0, Refusal.CYCLE)]
+    assert list(result.subgraphs) == ["subgraph_0"]
+    assert [(r.group, r.subgraph) for r in result.replaced] == [(1, "subgraph_0")] * 2

@@ -12,7 +12,7 @@ import torch.fx
 from reference.dynamo.capture import Capture, capture, fresh_inputs
 from reference.effects.alias_db import AliasDB
 from reference.pipeline import deduplicate, outline_groups
-from reference.replace.legality import Refusal
+from reference.replace.legality import Refusal, Ruling, Veto
 from reference.replace.outliner import DedupResult
 from reference.replace.plan import OutlinePlan, plan_outline
 from reference.track.tracker import GraphRegionTracker
@@ -199,9 +199,9 @@ def test_rpl11_gate_veto_leaves_graph() -> None:
     code = c.gm.code
     seen: list[int] = []
 
-    def veto(group: Sequence[Sequence[Node]], plan: OutlinePlan) -> tuple[int, str] | None:
+    def veto(group: Sequence[Sequence[Node]], plan: OutlinePlan) -> Ruling:
         seen.append(len(group))
-        return 1, "CHK-1: not proved (test)"
+        return Veto(Refusal.GATE, "CHK-1: not proved (test)", 1)
 
     result = deduplicate(c.gm, c.tracker, gate=veto)
     assert seen == [3] and not result.replaced

@@ -17,7 +17,8 @@ from reference.dynamo.capture import capture
 from reference.names import INVOKE
 from reference.pipeline import deduplicate, outline_groups
 from reference.replace.bodies import same_body
-from reference.replace.legality import Refusal, runtime_takes
+from reference.replace.legality import Refusal
+from reference.replace.runtime import runtime_takes
 from tests.support.corpus import CORPUS_DIR, load_model_file
 from tests.support.models import njt_blocks, njt_inputs
 

@@ -27,6 +27,7 @@ from torch.utils._pytree import tree_leaves
 
 from checker.io.model_file import Model
 from checker.io.model_file import load_model_file as load_model
+from checker.oracle.campaign.randmodels import random_model
 from checker.oracle.sides.torch_side import torch_dedup, torch_regions
 from checker.proof.draws import seeded
 from reference.dynamo.capture import Capture, capture
@@ -99,6 +100,19 @@ def _constants(source: str) -> dict[str, object]:
 def corpus_files() -> list[Path]:
     """Every model file of the corpus, sorted by name."""
     return sorted(CORPUS_DIR.glob("*.py"))
+
+
+def captured(path: str | Path) -> Capture:
+    """fxoracle's capture of the file."""
+    f = load_model_file(path)
+    return capture(f.model, f.example_inputs, f.dynamic)
+
+
+def random_captures(seed: int, count: int) -> Iterator[Capture]:
+    """fxoracle's captures of the first `count` random models of the campaign with `seed`."""
+    for index in range(count):
+        m = random_model(seed, index)
+        yield capture(m.model, m.example_inputs, m.dynamic)
 
 
 def capture_with_torch(path: str | Path) -> Capture:

@@ -13,6 +13,7 @@ from checker.tools.explain import run_explain
 from checker.tools.verify import run_verify
 from reference.expand.graph_view import GraphView
 from reference.expand.lockstep import Expansion, expand
+from reference.replace.legality import Ruling
 from reference.replace.plan import OutlinePlan
 from tests.support.paths import EXAMPLES
 
@@ -42,7 +43,7 @@ def test_explain_expands_once_and_goes_through_the_gate(monkeypatch: pytest.Monk
 
     def counted(
         self: ReplacementGate, group: Sequence[Sequence[torch.fx.Node]], plan: OutlinePlan
-    ) -> tuple[int, str] | None:
+    ) -> Ruling:
         asked.append(len(group))
         return original(self, group, plan)
 

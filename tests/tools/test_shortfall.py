@@ -17,6 +17,7 @@ from checker.tools.outcomes import Fate
 from checker.tools.verify import render_text as verify_text
 from checker.tools.verify import run_verify
 from reference.dynamo.capture import capture
+from reference.replace.legality import Refusal, Ruling, Veto
 from reference.replace.plan import OutlinePlan
 from tests.support.paths import CORPUS
 
@@ -97,8 +98,8 @@ def test_exp14_json_lists_dropped_groups_and_near_misses(
 def _veto_last(monkeypatch: pytest.MonkeyPatch) -> None:
     def veto(
         self: ReplacementGate, group: Sequence[Sequence[torch.fx.Node]], plan: OutlinePlan
-    ) -> tuple[int, str] | None:
-        return len(group) - 1, "CHK-12: planted veto"
+    ) -> Ruling:
+        return Veto(Refusal.GATE, "CHK-12: planted veto", len(group) - 1)
 
     monkeypatch.setattr(ReplacementGate, "__call__", veto)
 
