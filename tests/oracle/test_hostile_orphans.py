@@ -48,7 +48,8 @@ def _pool_started(main: int) -> bool:
 def _kill_and_watch(argv: list[str], sig: signal.Signals) -> list[int]:
     """Start `argv` in a session of its own, wait until its pool worker has loaded torch (the
     main process, the resource tracker and one worker), kill the main process with `sig`, and
-    return the processes of the session still alive 5 s later."""
+    return the processes of the session still alive once they had 60 s to go (a loaded machine
+    takes seconds to schedule a worker that notices its parent is gone)."""
     proc = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)  # fmt: skip
     try:
@@ -59,7 +60,9 @@ def _kill_and_watch(argv: list[str], sig: signal.Signals) -> list[int]:
         time.sleep(1.0)  # the worker past its start-up: what it is asked to do has begun
         os.kill(proc.pid, sig)
         proc.wait(timeout=60)
-        time.sleep(5.0)
+        deadline = time.monotonic() + 60
+        while _session(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
         return _session(proc.pid)
     finally:
         for pid in _session(proc.pid):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -153,12 +152,9 @@ def _chain(length: int, every: int) -> tuple[torch.fx.Graph, list[list[list[str]
 
 def test_large_graphs_are_condensed() -> None:
     graph, groups = _chain(10_000, 20)
-    start = time.perf_counter()
     page = render_html({"nodes": 10_002}, graph, groups, {})
-    elapsed = time.perf_counter() - start
     assert "10002 nodes: condensed to" in page
     assert f"only the first {BOX_LIMIT} are drawn" in page
-    assert elapsed < 20, f"condensed drawing took {elapsed:.1f} s"
     small, small_groups = _chain(FULL_LIMIT + 50, 20)
     membership = {n: (0, r) for r, reg in enumerate(small_groups[0]) for n in reg}
     drawing = drawing_of(small, membership)
