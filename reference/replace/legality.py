@@ -87,9 +87,18 @@ class OutlineContext:
         inside = k < len(self.pinned_ranks) and self.pinned_ranks[k] < max(ranks)
         return self.pinned[k] if inside else None
 
-    def taken_over(self, nodes: Iterable[Node]) -> Node | None:
-        """The first of `nodes` an earlier call has replaced (and erased), if any (RPL-17)."""
-        return next((n for n in nodes if n in self.replaced_by), None)
+    def now(self, region: Sequence[Node]) -> list[Node]:
+        """`region` as it is now: a node an earlier call replaced (a getitem of a tuple that
+        call's region output) is the call's getitem that took over from it (RPL-17)."""
+        return [self.replaced_by.get(n, n) for n in region]
+
+    def taken_over(self, region: Sequence[Node], plan: OutlinePlan) -> Node | None:
+        """RPL-17: the first node of `region` (as found) an earlier call has replaced (and
+        erased) that the region's call would compute; a flattened tuple getitem (RPL-4) is only
+        an operand, and the getitem that took over from it passes the same value."""
+        flat = plan.flattened
+        found = (n for p, n in enumerate(region) if p not in flat and n in self.replaced_by)
+        return next(found, None)
 
 
 def group_refusal(group: Sequence[Sequence[Node]], plan: OutlinePlan) -> Verdict:

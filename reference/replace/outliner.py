@@ -137,19 +137,20 @@ class Outliner:
     def outline_group(self, index: int, group: Sequence[Sequence[Node]]) -> None:
         """Plan the subgraph, find the first refusal (in `Refusal`'s order), build and install
         the subgraph, replace every accepted region by a call."""
-        if self._taken_over(index, 0, group[0]):
-            return  # RPL-17: the representative is gone, so is the subgraph it defines
+        found, group = group, [self.context.now(r) for r in group]  # RPL-17
         plan = plan_outline(group, self.context.dead)
+        if self._taken_over(index, 0, found[0], plan):
+            return  # RPL-17: the representative is gone, so is the subgraph it defines
         if self._group_refused(index, group, plan):
             return  # RPL-5, RPL-23, RPL-11: nothing is installed for such a group
         accepted = self._accepted(index, group, plan)
-        if not accepted or self._closes_cycle(index, group, accepted):
+        if not accepted or self._closes_cycle(index, found, accepted):
             self.installer.skip()
             return  # RPL-5: nothing calls it, so nothing is installed (the name stays used)
         call = self._install(build_subgraph(group[0], plan))
-        for k in accepted:
-            if not self._taken_over(index, k, group[k]):
-                self.replace(index, k, group[k], plan, call)
+        for k in accepted:  # an earlier call of this group may have taken over from region k
+            if not self._taken_over(index, k, found[k], plan):
+                self.replace(index, k, self.context.now(found[k]), plan, call)
 
     def _group_refused(
         self, index: int, group: Sequence[Sequence[Node]], plan: OutlinePlan
@@ -204,10 +205,13 @@ class Outliner:
             self.contraction.replaced(erased)
         self.replaced.append(Replaced(index, k, call.name, invoke.name, nodes))
 
-    def _taken_over(self, index: int, k: int, region: Sequence[Node]) -> bool:
-        """RPL-17: refuse region `k` when an earlier call (of this group or an earlier one)
-        has replaced one of its nodes: a getitem on a tuple another region outputs."""
-        gone = self.context.taken_over(region)
+    def _taken_over(
+        self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan
+    ) -> bool:
+        """RPL-17: refuse region `k` (as found) when an earlier call (of this group or an
+        earlier one) has replaced one of its nodes that the call would compute: a getitem on a
+        tuple another region outputs that is not a flattened operand (RPL-4)."""
+        gone = self.context.taken_over(region, plan)
         if gone is None:
             return False
         by = self.context.replaced_by[gone].args[0]
