@@ -78,6 +78,7 @@ class OutlineContext:
         self.pinned = [n for n in graph.nodes if n.target in targets]
         self.pinned_ranks = [db.rank[n] for n in self.pinned]
         self.replaced_by: dict[Node, Node] = {}
+        self.took_over: dict[Node, Node] = {}  # a getitem in a region as now -> the node found
         self.dead = dead_nodes(graph, db, grouped)  # no reason for an output (RPL-27)
 
     def pin_between(self, nodes: Iterable[Node]) -> Node | None:
@@ -90,7 +91,10 @@ class OutlineContext:
     def now(self, region: Sequence[Node]) -> list[Node]:
         """`region` as it is now: a node an earlier call replaced (a getitem of a tuple that
         call's region output) is the call's getitem that took over from it (RPL-17)."""
-        return [self.replaced_by.get(n, n) for n in region]
+        now = [self.replaced_by.get(n, n) for n in region]
+        pairs = zip(region, now, strict=True)
+        self.took_over.update((new, old) for old, new in pairs if old is not new)
+        return now
 
     def taken_over(self, region: Sequence[Node], plan: OutlinePlan) -> Node | None:
         """RPL-17: the first node of `region` (as found) an earlier call has replaced (and

@@ -37,6 +37,7 @@ class Replaced:
     subgraph: str
     invoke: str
     nodes: tuple[str, ...]
+    taken: tuple[str, ...] = ()  # its flattened getitems an earlier call took over (RPL-17)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,17 +198,17 @@ class Outliner:
         self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan, call: Call
     ) -> None:
         """Replace region `k` of group `index` by a call of `call` (RPL-12)."""
-        nodes = _names(region)
+        took = self.context.took_over  # RPL-17: name the nodes as found
+        nodes = tuple(took.get(n, n).name for n in region)
+        taken = tuple(took[n].name for n in region if n in took)
         state = (self.context, self.deps)
         invoke, erased = replace_region(self.graph, region, plan, call, state,
                                         policy=self.policy)  # fmt: skip
         if self.contraction is not None:
             self.contraction.replaced(erased)
-        self.replaced.append(Replaced(index, k, call.name, invoke.name, nodes))
+        self.replaced.append(Replaced(index, k, call.name, invoke.name, nodes, taken))
 
-    def _taken_over(
-        self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan
-    ) -> bool:
+    def _taken_over(self, index: int, k: int, region: Sequence[Node], plan: OutlinePlan) -> bool:
         """RPL-17: refuse region `k` (as found) when an earlier call (of this group or an
         earlier one) has replaced one of its nodes that the call would compute: a getitem on a
         tuple another region outputs that is not a flattened operand (RPL-4)."""

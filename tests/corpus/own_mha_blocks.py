@@ -1,7 +1,8 @@
-"""Own: four `nn.MultiheadAttention` blocks in a chain (hidden 16, 2 heads). Dynamo traces
-`multi_head_attention_forward`, whose `chunk` of the packed projection is a tuple: a block's
-region returns it whole and the next block's region begins with its getitems (RPL-17: the
-getitems become operands taken from the earlier call)."""
+"""Own: four `nn.MultiheadAttention` blocks in a chain (hidden 16, 2 heads). Dynamo keeps each
+`multi_head_attention_forward` as one call returning `(output, weights)`: a region ends with
+that call and the next region begins with its getitem `[0]`. Replacing a region re-points the
+getitem to its call; the next region passes that getitem as its operand (RPL-17). torch's pass
+outlines the next region with the erased getitem and its sort fails (N11)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import torch
 from torch import nn
 
 scenario = "own"
-description = "x + MultiheadAttention(x, x, x) four times: each region reads its neighbour's chunk"
-torch_wrong: str | None = None
+description = "x = MultiheadAttention(x, x, x)[0] four times: each region begins with a getitem"
+torch_wrong: str | None = "N11"
 tracking_only = False
 
 

@@ -90,10 +90,11 @@ def _unseen_write(d: Divergence) -> bool:
 
 
 def _taken_over(d: Divergence) -> bool:
-    """The reference refused a region because an earlier call had replaced one of its nodes
-    (RPL-17), and the other side's pass crashed or its graph failed when run."""
+    """A region held a getitem of a tuple an earlier call replaced (RPL-17): the reference
+    passed the call's getitem instead, or refused the region; the other side's pass crashed
+    or its graph failed when run."""
     failed = d.kind is Kind.CRASH or d.evidence.raised is not None
-    return failed and "RPL-17" in d.evidence.refusals
+    return failed and (d.evidence.taken_over or "RPL-17" in d.evidence.refusals)
 
 
 def _garbage_operands(d: Divergence) -> bool:
@@ -171,6 +172,8 @@ CATALOGUE: tuple[KnownBug, ...] = (
              _raised("Tried to erase Node")),
     KnownBug("N3", "a higher-order op's body in a region crashes the pass", Component.DEDUP,
              _raised("'example_value'", error="KeyError")),
+    KnownBug("N11", "a region holding a getitem of a tuple an earlier call replaced",
+             Component.DEDUP, _taken_over),
     KnownBug("N4", "the runtime learns outputs from uninitialised operands", Component.DEDUP,
              _garbage_operands, known_in=("2.11.0", "2.12.0", "2.13.0", "2.14.1", "2.15.0")),
     KnownBug("N5", "a subgraph returning a plain int", Component.DEDUP,
@@ -187,8 +190,6 @@ CATALOGUE: tuple[KnownBug, ...] = (
              Component.DEDUP, _unseen_write, known_in=_EVERY_MIRRORED),
     KnownBug("N15", "a region output whose value is a list (a `_foreach_*_` op's)",
              Component.DEDUP, _N15, known_in=_EVERY_MIRRORED),
-    KnownBug("N11", "a region holding a getitem of a tuple an earlier call replaced",
-             Component.DEDUP, _taken_over),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",
              Component.DEDUP, _N10),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,
