@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from checker.proof.check import check_transformation
+from checker.proof.report import NUMBERS, RUNTIME
 from checker.proof.verdict import Holds, Unknown
 from reference.dynamo.capture import capture
 from reference.graph_copy import copy_graph_module
@@ -62,6 +63,6 @@ def test_rpl21_a_per_layer_float_taken_into_the_subgraph_fails_torch_s_runtime()
     assert len(result.replaced) == 3 and not result.refused
     report = check_transformation(original, found.gm, found.example_inputs)
     verdicts = {o.id: o.verdict for o in report.obligations}
-    assert isinstance(verdicts["CHK-6"], Holds)
-    runtime = verdicts["CHK-17"]
+    assert isinstance(verdicts[NUMBERS], Holds)
+    runtime = verdicts[RUNTIME]
     assert isinstance(runtime, Unknown) and "GuardOnDataDependentSymNode" in runtime.reason
