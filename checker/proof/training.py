@@ -1,8 +1,8 @@
 """Torch's training runtime (CHK-17, spec chapter 06): a transformed module whose inputs or
 parameters require grad is compiled through AOTAutograd (`aot_module_simplified`, as a compile
 stack such as `aot_eager` does), run forward and backward; what it rejects is named by the
-obligation it breaks; a failure no obligation explains is torch's own limitation, told in a
-note.
+obligation it breaks; a failure of the transformed module alone that no obligation explains is
+unknown too, quoting it.
 
 Only a module with an `invoke_subgraph` call is compiled (the transformation's calls are what
 AOTAutograd may reject), and the original is compiled too only when the transformed one fails:
@@ -42,8 +42,8 @@ def training_problem(
     original: torch.fx.GraphModule, transformed: torch.fx.GraphModule, inputs: Sequence[Any]
 ) -> tuple[str, str]:
     """Why torch's training runtime rejects `transformed` and not `original`: (the obligation
-    broken, or "" for a failure no obligation explains, a torch limitation; the failure), or
-    ("", "") when it does not (CHK-17)."""
+    broken, or "" for a failure no obligation explains; the failure), or ("", "") when it does
+    not (CHK-17)."""
     failure = compile_and_train(transformed, inputs)
     if not failure or compile_and_train(original, inputs):
         return "", ""
