@@ -1,8 +1,8 @@
 """Torch's training runtime (CHK-17, spec chapter 06): a transformed module whose inputs or
 parameters require grad is compiled through AOTAutograd (`aot_module_simplified`, as a compile
 stack such as `aot_eager` does), run forward and backward; what it rejects is named by the
-obligation it breaks; a failure no obligation explains is torch's own limitation, told in a
-note.
+obligation it breaks; a failure of the transformed module alone that no obligation explains is
+unknown too, quoting it.
 
 Only a module with an `invoke_subgraph` call is compiled (the transformation's calls are what
 AOTAutograd may reject), and the original is compiled too only when the transformed one fails:
@@ -43,9 +43,8 @@ def training(
     original: torch.fx.GraphModule, transformed: torch.fx.GraphModule, inputs: Sequence[Any]
 ) -> Verdict:
     """Whether torch's training runtime takes `transformed` as it takes `original` (CHK-17):
-    HOLDS when it does (or rejects both); `Unknown` naming the obligation broken when it rejects
-    only `transformed` for a reason an obligation explains; else `Holds` with a note telling the
-    failure, a torch limitation."""
+    HOLDS when it does (or rejects both); when it rejects only `transformed`, `Unknown` naming
+    the obligation broken where one explains it, else `Unknown` quoting the failure."""
     compiled = compile_and_train(transformed, inputs)
     if not isinstance(compiled, Violated):
         return HOLDS
@@ -57,7 +56,10 @@ def training(
         return Unknown(
             f"CHK-17: torch's training runtime (AOTAutograd) rejects {broken}: {failure}"
         )
-    return Holds(f"torch's training runtime (AOTAutograd) fails: {failure}")
+    return Unknown(
+        f"CHK-17: torch's training runtime (AOTAutograd) fails on the transformed module only: "
+        f"{failure}"
+    )
 
 
 def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> Verdict:

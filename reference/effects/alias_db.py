@@ -210,7 +210,9 @@ class AliasDB(StorageClasses[Node]):
         self, region: Iterable[Node], call: Node, takeovers: Sequence[tuple[Node, Node]]
     ) -> None:
         """`region`'s nodes are erased, `call` (an `invoke_subgraph`) reads their operands and
-        draws if they did, and each getitem `new` of `(old, new)` holds what `old` held."""
+        draws if they did, and each getitem `new` of `(old, new)` holds what `old` held, and
+        ranks where `old` ranked: a region holding it as a flattened operand (RPL-17) spans what
+        it spanned."""
         gone = list(region)
         self.add_node(call)
         if any(n in self._draws for n in gone):
@@ -218,6 +220,7 @@ class AliasDB(StorageClasses[Node]):
         for old, new in takeovers:
             if new not in self._leaves:
                 self.add_node(new)
+                self.rank[new] = self.rank.get(old, self.rank[new])  # old's place (RPL-17)
             for a, b in zip(self._leaves.get(old, ()), self._leaves[new], strict=False):
                 self.union(a, b)
         for node in (*gone, *(old for old, _ in takeovers)):

@@ -99,6 +99,7 @@ class OutlineContext:
         self.pinned = [n for n in graph.nodes if n.target in targets]
         self.pinned_ranks = [db.rank[n] for n in self.pinned]
         self.replaced_by: dict[Node, Node] = {}
+        self.took_over: dict[Node, Node] = {}  # a getitem in a region as now -> the node found
         self.dead = dead_nodes(graph, db, grouped)  # no reason for an output (RPL-27)
 
     def pin_between(self, nodes: Iterable[Node]) -> Node | None:
@@ -108,10 +109,21 @@ class OutlineContext:
         inside = k < len(self.pinned_ranks) and self.pinned_ranks[k] < max(ranks)
         return self.pinned[k] if inside else None
 
-    def taken_over(self, region: Region) -> Ruling:
-        """RPL-17: the first of `region`'s nodes an earlier call has replaced (a getitem of a
-        tuple another region outputs), if any."""
-        gone = next((n for n in region if n in self.replaced_by), None)
+    def now(self, region: Region) -> list[Node]:
+        """`region` as it is now: a node an earlier call replaced (a getitem of a tuple that
+        call's region output) is the call's getitem that took over from it (RPL-17)."""
+        now = [self.replaced_by.get(n, n) for n in region]
+        pairs = zip(region, now, strict=True)
+        self.took_over.update((new, old) for old, new in pairs if old is not new)
+        return now
+
+    def taken_over(self, region: Region, plan: OutlinePlan) -> Ruling:
+        """RPL-17: the first node of `region` (as found) an earlier call has replaced (and
+        erased) that the region's call would compute; a flattened tuple getitem (RPL-4) is only
+        an operand, and the getitem that took over from it passes the same value."""
+        flat = plan.flattened
+        found = (n for p, n in enumerate(region) if p not in flat and n in self.replaced_by)
+        gone = next(found, None)
         if gone is None:
             return HOLDS
         by = self.replaced_by[gone].args[0]

@@ -42,6 +42,7 @@ class Replaced:
     subgraph: str
     invoke: str
     nodes: tuple[str, ...]
+    taken: tuple[str, ...] = ()  # its flattened getitems an earlier call took over (RPL-17)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +133,11 @@ def outline_group(run: Outlining, index: int, group: Group) -> GroupOutcome:
     """Plan the subgraph, ask the rules in `Refusal`'s order, install the subgraph and replace
     every accepted region by a call."""
     refused = partial(_refused, index, group)
-    veto = run.context.taken_over(group[0])  # RPL-17: the subgraph's own nodes are gone
+    found, group = group, [run.context.now(r) for r in group]  # RPL-17: the regions as they are
+    plan = plan_outline(group, run.context.dead)
+    veto = run.context.taken_over(found[0], plan)  # RPL-17: the subgraph's own nodes are gone
     if isinstance(veto, Veto):
         return GroupOutcome(refused=(refused(0, veto),))
-    plan = plan_outline(group, run.context.dead)
     veto = _group_veto(run, group, plan)
     if isinstance(veto, Veto):  # RPL-5, RPL-23, RPL-11: nothing is installed
         return GroupOutcome(refused=(refused(veto.region, veto),))
@@ -143,17 +145,17 @@ def outline_group(run: Outlining, index: int, group: Group) -> GroupOutcome:
     rulings = [region_veto(r, group, plan, run.context, resolve) for r in group]
     vetoes = [refused(k, v) for k, v in enumerate(rulings) if isinstance(v, Veto)]
     accepted = [k for k, v in enumerate(rulings) if not isinstance(v, Veto)]
-    found = (
+    cycle = (
         None
         if run.cycles is None or not accepted
-        else run.cycles.cycle([group[k] for k in accepted])
+        else run.cycles.cycle([found[k] for k in accepted])
     )
-    if found is not None:
-        veto = Veto(Refusal.CYCLE, f"cycle {found.path}")
-        vetoes.append(refused(accepted[found.region], veto))
-    if not accepted or found is not None:
+    if cycle is not None:
+        veto = Veto(Refusal.CYCLE, f"cycle {cycle.path}")
+        vetoes.append(refused(accepted[cycle.region], veto))
+    if not accepted or cycle is not None:
         return GroupOutcome(refused=tuple(vetoes))  # RPL-5: nothing calls it, none installed
-    return _replace_accepted(run, index, group, plan, accepted, vetoes)
+    return _replace_accepted(run, index, found, group[0], plan, accepted, vetoes)
 
 
 def _group_veto(run: Outlining, group: Group, plan: OutlinePlan) -> Ruling:
@@ -168,28 +170,33 @@ def _replace_accepted(
     run: Outlining,
     index: int,
     group: Group,
+    representative: Region,
     plan: OutlinePlan,
     accepted: Sequence[int],
     refused: list[Refused],
 ) -> GroupOutcome:
-    """Install the subgraph, fetched by a `get_attr` at the top (RPL-1), and replace each
-    accepted region not taken over meanwhile by a call of it (RPL-12, RPL-17)."""
-    sub_gm = torch.fx.GraphModule(run.installer.root, build_subgraph(group[0], plan))
+    """Install the subgraph built from `representative` (region 0 as it is now), fetched by a
+    `get_attr` at the top (RPL-1), and replace each accepted region of `group` (as found) not
+    taken over meanwhile by a call of it (RPL-12, RPL-17)."""
+    sub_gm = torch.fx.GraphModule(run.installer.root, build_subgraph(representative, plan))
     name = run.installer.install(sub_gm)
     with run.graph.inserting_before():
         call = Call(run.graph.create_node("get_attr", name, (), {}), name)
     run.context.db.add_node(call.fetch)
     replaced: list[Replaced] = []
+    took = run.context.took_over  # RPL-17: name the nodes as found
     for k in accepted:
-        veto = run.context.taken_over(group[k])  # a call of this group took one of its nodes
+        veto = run.context.taken_over(group[k], plan)  # a call of this group took one of them
         if isinstance(veto, Veto):
             refused.append(_refused(index, group, k, veto))
             continue
-        nodes = _names(group[k])
-        invoke, erased = replace_region(group[k], plan, call, run.context, run.redirect)
+        region = run.context.now(group[k])
+        nodes = tuple(took.get(n, n).name for n in region)
+        taken = tuple(took[n].name for n in region if n in took)
+        invoke, erased = replace_region(region, plan, call, run.context, run.redirect)
         if run.cycles is not None:
             run.cycles.replaced(erased)
-        replaced.append(Replaced(index, k, name, invoke.name, nodes))
+        replaced.append(Replaced(index, k, name, invoke.name, nodes, taken))
     return GroupOutcome({name: sub_gm}, tuple(replaced), tuple(refused))
 
 

@@ -10,6 +10,7 @@ laid out as torch lays them out (RPL-1).
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -202,6 +203,8 @@ def build_subgraph(region0: Region, plan: OutlinePlan) -> torch.fx.Graph:
             outputs.extend(_output_items(sub, node, copies[node]))
     sub.output(tuple(outputs))
     _with_val(sub)
+    if not any("example_value" in n.meta for n in region0):
+        _grad_tracked(sub)  # RPL-22: torch.export's values do not track requires_grad
     return sub
 
 
@@ -214,6 +217,43 @@ def _with_val(sub: torch.fx.Graph) -> None:
         value = node.meta.get("example_value")
         if value is not None and "val" not in node.meta:
             node.meta["val"] = value
+
+
+def _grad_tracked(sub: torch.fx.Graph) -> None:
+    """RPL-22 for a graph whose values do not say which require grad (torch.export's `val`s are
+    traced without autograd: a linear of a weight that requires grad says it does not): the
+    subgraph's nodes are run again on its placeholders' fake values in grad mode, and each
+    takes the value autograd gives as its `val`. A body it cannot run so (a `get_attr` body, an
+    op fake tensors cannot run) keeps the values it has."""
+    from torch._guards import detect_fake_mode
+
+    operands = [n.meta.get("example_value") for n in sub.nodes if n.op == "placeholder"]
+    mode = detect_fake_mode(operands)
+    run = _Values(torch.fx.GraphModule(torch.nn.Module(), sub))
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.enable_grad())
+            if mode is not None:
+                stack.enter_context(mode)
+            run.run(*operands)
+    except Exception:  # told by what the runtime then does (CHK-17), never raised here
+        return
+    for node, value in run.values.items():
+        node.meta["val"] = value
+
+
+class _Values(torch.fx.Interpreter):
+    """Runs a graph and keeps every call's result, as it is (not detached)."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        super().__init__(gm)
+        self.values: dict[Node, object] = {}
+
+    def run_node(self, n: Node) -> object:
+        result = super().run_node(n)
+        if n.op not in ("placeholder", "output"):
+            self.values[n] = result
+        return result
 
 
 def _placeholder(sub: torch.fx.Graph, name: str, outer: Node) -> Node:

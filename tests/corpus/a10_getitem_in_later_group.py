@@ -2,7 +2,8 @@
 region of a later group (SD3's AdaLayerNormContinuous). `ada` runs on two shapes, so only
 `chunk -> shift -> sin` (group 0) and `scale -> exp` (group 1) repeat. Replacing group 0 erases
 `scale`; torch still builds group 1's subgraph from it, copying `scale = None[0]` into the body,
-which raises `TypeError` when the call runs. The reference refuses group 1 (RPL-17)."""
+which raises `TypeError` when the call runs. The reference's group 1 calls pass the getitems
+that took over from `scale` (RPL-17)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 The loop body is `h + b` (b: the *previous* iteration's chunk), a new chunk, `h * a`; torch's
 regions are the loop bodies, so region 0 holds `chunk_1` and region 1 holds `b_1 = chunk_1[1]`.
 Replacing region 0 re-points and erases `b_1`; region 1's call then takes the erased `b_1` as
-an operand (a flattened tuple input) and torch's sort fails. The reference refuses region 1
-(RPL-17)."""
+an operand (a flattened tuple input) and torch's sort fails. The reference's call for region 1
+passes the getitem that took over from `b_1` (RPL-17)."""
 
 from __future__ import annotations
 

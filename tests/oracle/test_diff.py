@@ -265,16 +265,22 @@ def test_dif4_crossed_regions_blame_torch_s_crash() -> None:
 @pytest.mark.spec("DIF-11")
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [("a9_getitem_in_next_region", "crash"), ("a10_getitem_in_later_group", "graph")],
+    [
+        ("a9_getitem_in_next_region", "crash"),
+        ("a10_getitem_in_later_group", "crash"),
+        ("own_mha_blocks", "crash"),
+    ],
 )
 def test_dif11_a_getitem_of_a_replaced_tuple_is_n11(name: str, kind: str) -> None:
-    """DiT's and SD3's blocks, shrunk: a region holds a getitem of a tuple an earlier call
-    replaced (in the next region of the group, A9; in a later group, A10). The reference
-    refuses it (RPL-17); torch's sort fails, or its graph reads `None` when run: N11, not N10."""
+    """DiT's and SD3's blocks, shrunk, and a chain of `MultiheadAttention` blocks: a region
+    holds a getitem of a tuple an earlier call replaced (in the next region of the group, A9 and
+    the chain; in a later group, A10). The reference passes the call's getitem instead (RPL-17)
+    and is right; torch's sort fails, or its graph (the reference's, but with `scale = None[0]`
+    in the body) raises when run: torch is blamed, N11, neither N10 nor N4."""
     report = run_diff(corpus(name), "torch", "dedup")
     (found,) = report.graphs[0].divergences
     assert (str(found.kind), found.wrong, found.bug) == (kind, "torch", "N11"), found
-    assert "RPL-17" in found.evidence.refusals
+    assert found.evidence.taken_over and not found.evidence.refusals
 
 
 class _Disguised(ReferenceImpl):

@@ -190,4 +190,22 @@ def test_dif11_a_module_named_output_crashes_the_sort_of_torch_2_11_and_2_12() -
             True,
         )
     else:
-        assert found == ()
+        assert not found
+
+
+@pytest.mark.spec("DIF-11")
+def test_dif11_the_dead_int_is_n5_before_n4() -> None:
+    """`own_dynamic_shape_blocks.py`: torch's pass returns a dead `getitem(size, 2)` from the
+    subgraph, and its runtime reads the int's `requires_grad` when the graph runs. Both graphs
+    mean the same, so N4's "runs differently" also matches; the catalogue checks N5 first, so
+    the divergence is the plain-int output it is. On 2.14.1 and later both sides agree."""
+    model = load_model_file(CORPUS_DIR / "own_dynamic_shape_blocks.py")
+    found = run_diff([model], "torch", "dedup").graphs[0].divergences
+    if not known_for("N5"):
+        assert not found
+        return
+    (divergence,) = found
+    assert (divergence.wrong, divergence.bug, divergence.known) == ("torch", "N5", True)
+    assert "'int' object has no attribute 'requires_grad'" in divergence.detail
+    n4 = next(b for b in CATALOGUE if b.id == "N4")
+    assert n4.matches(divergence)  # what made it N4 while N4 came first

@@ -4,13 +4,21 @@ rejection names the obligation it breaks."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+import torch
+
+from checker.io.loaders import load_pt2
 from checker.proof.check import check_transformation
 from checker.proof.report import RUNTIME
-from checker.proof.verdict import Unknown
+from checker.proof.training import compile_and_train
+from checker.proof.verdict import HOLDS, Holds, Unknown
+from reference.dynamo.capture import Capture
 from reference.graph_copy import copy_graph_module
+from reference.pipeline import deduplicate
 from tests.support.corpus import CORPUS_DIR, capture_with_torch, torch_dedup_graph
+from tests.support.models import Stack
 
 
 @pytest.mark.spec("CHK-17")
@@ -43,3 +51,57 @@ def test_chk17_the_references_groupnorm_blocks_train() -> None:
     assert deduplicate(found.gm, found.tracker).subgraphs
     report = check_transformation(original, found.gm, found.example_inputs)
     assert report.ok, report
+
+
+def _exported_stack(tmp_path: Path) -> Capture:
+    """`Stack` (three Linear + ReLU residual blocks) exported, saved and loaded as `verify`
+    loads a `.pt2`."""
+    torch.manual_seed(0)
+    path = tmp_path / "stack.pt2"
+    torch.export.save(torch.export.export(Stack(), (torch.randn(4, 8),)), str(path))
+    return load_pt2(path)
+
+
+def _body(found: Capture) -> torch.fx.Graph:
+    body = found.gm.get_submodule("subgraph_0")
+    assert isinstance(body, torch.fx.GraphModule)
+    return body.graph
+
+
+@pytest.mark.spec("RPL-22", "CHK-17")
+def test_rpl22_an_exported_program_s_subgraph_trains(tmp_path: Path) -> None:
+    """export's `val`s say a linear of a weight that requires grad does not; the subgraph's say
+    what autograd gives, so the deduplicated program compiles for training (it failed with
+    `outs_to_grad length (1) != tangents length (0)`) and CHK-17 holds without a note."""
+    found = _exported_stack(tmp_path)
+    linear = next(n for n in found.gm.graph.nodes if n.name == "linear")
+    assert not linear.meta["val"].requires_grad  # export's value: autograd untracked
+    original = copy_graph_module(found.gm).gm
+    deduplicate(found.gm, found.tracker)
+    body = _body(found)
+    assert next(n for n in body.nodes if n.name == "linear").meta["val"].requires_grad
+    assert compile_and_train(found.gm, found.example_inputs) == HOLDS
+    verdict = check_transformation(original, found.gm, found.example_inputs).verdict_of(RUNTIME)
+    assert isinstance(verdict, Holds) and "AOTAutograd" not in verdict.note, verdict
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_a_training_failure_of_the_transformed_module_alone_is_unknown(
+    tmp_path: Path,
+) -> None:
+    """With export's values put back into the subgraph, only the transformed module fails its
+    training compile, for a reason no obligation names: CHK-17 is unknown and quotes it (it was
+    a holds with a note)."""
+    found = _exported_stack(tmp_path)
+    original = copy_graph_module(found.gm).gm
+    deduplicate(found.gm, found.tracker)
+    for node in _body(found).nodes:
+        value = node.meta.get("val")
+        if node.op != "placeholder" and isinstance(value, torch.Tensor):
+            node.meta["val"] = value.detach()  # what export says: no value requires grad
+    verdict = check_transformation(original, found.gm, found.example_inputs).verdict_of(RUNTIME)
+    assert isinstance(verdict, Unknown), verdict
+    assert verdict.reason.startswith(
+        "CHK-17: torch's training runtime (AOTAutograd) fails on the transformed module only: "
+        "AssertionError: outs_to_grad length (1) != tangents length (0)"
+    )

@@ -273,34 +273,6 @@ def test_rpl16_region_spanning_a_grad_switch_is_refused() -> None:
     torch.testing.assert_close(c.gm(x0, x1), want)
 
 
-def _r3_block(h: torch.Tensor, g: torch.Tensor, s: float) -> torch.Tensor:
-    a, b = h.clone().chunk(2, dim=-1)
-    return torch.cat([b * s, a], dim=-1) * g
-
-
-def _r3(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    h0 = _r3_block(x, x, 2.0)
-    h1 = _r3_block(h0, h0, 3.0)
-    h2 = _r3_block(h1, h0, 0.5)
-    return h0, h1, h2, _r3_block(h2, h2, 0.5)
-
-
-def test_rpl17_region_holding_a_getitem_of_an_earlier_call_is_refused() -> None:
-    """RPL-17 (fuzz finding R3, `random_12_1620`): region 0 outputs the `chunk` tuple whose
-    getitem `a_2` is a node of region 1; replacing region 0 replaces `a_2` by a getitem of the
-    call, so region 1 no longer exists as found and is refused instead of failing the sort."""
-    x = torch.randn(6, 8)
-    c = capture(_r3, (x,))
-    want = c.gm(x)
-    result = deduplicate(c.gm, c.tracker)
-    taken = [r for r in result.refused if r.reason is Refusal.TAKEN_OVER]
-    assert [(r.group, r.region, r.detail) for r in taken] == [
-        (0, 1, "a_2 is now a getitem of invoke_subgraph")
-    ]
-    assert len(result.replaced) == 5
-    torch.testing.assert_close(c.gm(x), want)
-
-
 def _sizes(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     s, t = (x * 2).size(), (y * 2).size()
     return x.reshape(-1).view(s) + 1, y.reshape(-1).view(t) + 1

@@ -98,6 +98,7 @@ class Evidence:
     violated: str = ""  # the checker obligation its output violates (`CHK-4`)
     fault: RegionFault | None = None  # what is wrong with its region groups, or its key's
     refusals: tuple[str, ...] = ()  # the invariants of the reference's refusals, in order
+    taken_over: bool = False  # the reference kept a region by RPL-17's operand rule
     torch_rules: tuple[str, ...] = ()  # `Policy` fields with which the reference gives its graph
     same_meaning: bool = False  # both outputs mean the same; a run tells them apart
 

@@ -152,7 +152,7 @@ def _called(gm: torch.fx.GraphModule) -> str:
 
 
 def _same_form(
-    subject: Subject, sides: Sides, ours: DedupOutput, theirs: DedupOutput
+    subject: Subject, sides: Sides, ours: ReferenceOutput, theirs: DedupOutput
 ) -> list[Divergence]:
     """Equal meanings still run: the form leaves out node metadata, which torch's runtime
     reads (RPL-22: without `val` it runs the body on uninitialised operands), and a semantics
@@ -167,7 +167,8 @@ def _same_form(
     if not any(j.wrong for j in judged):
         return _obligations(subject, sides, theirs)
     blamed = blame(judged[0], judged[1], sides.label, "the same graph runs differently")
-    blamed = replace(blamed, evidence=replace(blamed.evidence, same_meaning=True))
+    evidence = replace(blamed.evidence, same_meaning=True, taken_over=ours.taken_over)
+    blamed = replace(blamed, evidence=evidence)
     crash = any(j.evidence.raised is not None for j in judged if j.wrong)
     return [divergence(sides, Component.DEDUP, Kind.CRASH if crash else Kind.GRAPH, blamed)]
 
@@ -188,10 +189,11 @@ def _obligations(subject: Subject, sides: Sides, theirs: DedupOutput) -> list[Di
 
 
 def _with_refusals(ours: ReferenceOutput | Failure, evidence: Evidence) -> Evidence:
-    """`evidence` with the invariants of the reference's refusals (DIF-11)."""
+    """`evidence` with the invariants of the reference's refusals, and whether it kept a region
+    whose getitem an earlier call took over (DIF-11, RPL-17)."""
     if isinstance(ours, Failure):
         return evidence
-    return replace(evidence, refusals=ours.refused)
+    return replace(evidence, refusals=ours.refused, taken_over=ours.taken_over)
 
 
 REORDERED = "cause: random draws reordered (EFF-4: each draw takes the numbers the one before left)"

@@ -36,6 +36,7 @@ class ReferenceOutput(DedupOutput):
     of `refusals`."""
 
     refused: tuple[str, ...] = ()
+    taken_over: bool = False  # a call passes a getitem an earlier call took over (RPL-17)
 
 
 class ReferenceImpl:
@@ -60,8 +61,9 @@ class ReferenceImpl:
             tuple(n.name for n in b) for b in graph.tracker.buckets().groups if len(b) > 1
         )
         refused = tuple(r.id for r in done.refused)
+        taken = any(r.taken for r in done.replaced)
         return ReferenceOutput(graph.gm, search.group_names(), done.extra_deps, buckets, refusals,
-                               refused)  # fmt: skip
+                               refused, taken)  # fmt: skip
 
     def stable_sort(self, graph: torch.fx.Graph, deps: Mapping[Node, Sequence[Node]]) -> None:
         stable_topological_sort(graph, deps)
