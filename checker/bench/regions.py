@@ -4,7 +4,8 @@ chapter 01, TRK-13).
 For each size, a graph of repeated blocks (`checker.bench.blocks`) is keyed and its regions
 found by each side, and both steps are timed: keying (the reference keys the captured graph
 offline, `track_graph`; torch has only live keying, `track_node` on every node, as Dynamo calls
-it) and region finding proper (`get_identical_regions`). CPU seconds per call, best of
+it) and region finding proper (`get_identical_regions`; the reference's with `fast=True`,
+`reference.fast.expand`). CPU seconds per call, best of
 `--repeat` samples, each looping short calls for at least `MIN_SAMPLE_S`, garbage collector
 off, as `timeit` does. CPU time, not wall time, because the code is single-threaded Python and
 the machines it runs on are shared: wall time would measure the neighbours. Peak memory of one
@@ -31,6 +32,7 @@ from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracke
 from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
 from checker.io.reports import write_atomically
+from reference.expand.regions import find_identical_regions
 from reference.torch_version import TORCH
 from reference.track.offline import track_graph
 
@@ -155,7 +157,9 @@ def bench_size(bg: BlockGraph, repeat: int, with_torch: bool) -> Row:
     """Measure each side's keying and region finding on `bg`."""
     ref = track_graph(bg.graph)
     ref_measure = measure(
-        lambda: track_graph(bg.graph), lambda: ref.get_identical_regions(bg.graph), repeat
+        lambda: track_graph(bg.graph),
+        lambda: find_identical_regions(bg.graph, ref, fast=True),
+        repeat,
     )
     torch_measure = None
     if with_torch:
