@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import NewType, cast
 
 import torch.fx
@@ -64,7 +65,7 @@ def make_view(
                     "which comes after it"
                 )
             users[a].append(i)
-    bucket_of = tuple(same.get(i) for i in positions)
+    bucket_of = tuple(map(same.get, positions))
     return GraphView(names, ops, args, tuple(map(tuple, users)), buckets, bucket_of)
 
 
@@ -80,25 +81,28 @@ def view_of_graph(
     """
     nodes = list(graph.nodes)
     index = dict(zip(nodes, cast("list[NodeIndex]", list(range(len(nodes)))), strict=True))
-    kept = [tuple(index[m] for m in members if m in index) for members in buckets]
-    kept = [members for members in kept if members]
-    same = {
-        m: BucketId(b)
-        for b, members in enumerate(kept)
-        for m in members
-        if nodes[m] not in excluded
-    }
-    args = tuple(_arg_positions(node, index) for node in nodes)
-    names, ops = tuple(n.name for n in nodes), tuple(n.op for n in nodes)
+    kept: list[tuple[NodeIndex, ...]] = []
+    same: dict[NodeIndex, BucketId] = {}
+    for members in buckets:
+        found = tuple([index[m] for m in members if m in index])
+        if found:
+            same.update(dict.fromkeys(found, BucketId(len(kept))))
+            kept.append(found)
+    for node in excluded:
+        if node in index:
+            same.pop(index[node], None)
+    args = tuple(map(partial(_arg_positions, index), nodes))
+    names, ops = tuple([n.name for n in nodes]), tuple([n.op for n in nodes])
     return make_view(names, ops, args, tuple(kept), same), nodes
 
 
 def _arg_positions(
-    node: torch.fx.Node, index: Mapping[torch.fx.Node, NodeIndex]
+    index: Mapping[torch.fx.Node, NodeIndex], node: torch.fx.Node
 ) -> tuple[NodeIndex, ...]:
     """`node`'s unique node arguments (`fx_helpers.unique_node_args`) as positions."""
-    args = unique_node_args(node)
-    missing = [arg.name for arg in args if arg not in index]
-    if missing:
-        raise FxOracleError(f"node {node.name} uses {missing[0]}, which is not in the graph")
-    return tuple(index[arg] for arg in args)
+    positions: list[NodeIndex] = []
+    for arg in unique_node_args(node):
+        if arg not in index:
+            raise FxOracleError(f"node {node.name} uses {arg.name}, which is not in the graph")
+        positions.append(index[arg])
+    return tuple(positions)

@@ -18,7 +18,6 @@ import torch.fx
 from reference.errors import expect, expect_method
 from reference.expand.graph_view import GraphView, view_of_graph
 from reference.expand.lockstep import Expansion, expand
-from reference.fast.expand import view_of_graph as fast_view_of_graph
 from reference.fx_helpers import NodeIndex
 
 Node = torch.fx.Node
@@ -74,8 +73,7 @@ class RegionSearch:
 def search_regions(graph: torch.fx.Graph, buckets: Buckets, *, fast: bool = False) -> RegionSearch:
     """Expand `buckets` over `graph` and keep every step (EXP-10); `fast=True` takes the
     speed-up of `reference.fast.expand` (the same result, EXP-11)."""
-    build = fast_view_of_graph if fast else view_of_graph
-    view, nodes = build(graph, buckets.groups, buckets.excluded)
+    view, nodes = view_of_graph(graph, buckets.groups, buckets.excluded)
     return RegionSearch(view, tuple(nodes), expand(view, fast=fast))
 
 

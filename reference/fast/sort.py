@@ -5,7 +5,7 @@ order (`tests/reference/test_fast_sort.py`: generated graphs, the corpus and ran
   the end on every visit (torch 2.13 rescans them all). A placed dep never becomes unplaced, so
   the last unplaced position only moves left: a scan pointer per node makes the whole sort
   O(n + total deps) (a node with 8,000 deps that become ready in reverse list order: 2.73 s in
-  torch 2.13, 0.04 s here).
+  torch 2.13, 0.37 s plain, 0.11 s with the pointers, spec chapter 04).
 - `on_longest_increasing`: the plain path applies an order as torch does, moving each node
   right after the one placed before it unless it is there already. Keeping instead the nodes on
   a longest subsequence already in relative order moves the fewest nodes (n - LIS): the same

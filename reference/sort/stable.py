@@ -25,22 +25,13 @@ from torch.fx import Graph, Node
 from reference.errors import FxOracleError, expect
 from reference.fast.sort import LastUnready, on_longest_increasing
 from reference.fx_helpers import unique_node_args
-from reference.sort.cycle import find_cycle
+from reference.sort.cycle import Cycle as Cycle  # re-exported: part of the sort's result
+from reference.sort.cycle import waiting_cycle
 
 
 class NoOrder(FxOracleError, AssertionError):
     """No topological order exists: fxoracle's error type, and torch's (`AssertionError`), so
     code written against torch's sort catches it too (SRT-5)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Cycle:
-    """Witness that no order exists: `path[j]` must precede `path[j + 1]`; `path[0] == path[-1]`.
-
-    The path starts at its smallest position, so the witness is deterministic (SRT-5).
-    """
-
-    path: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +80,7 @@ def order_indices(
             lists = (tuple(reversed(pending)), tuple((b, tuple(w)) for b, w in waiting.items()))
             trace(SortStep(node, blocker, *lists, tuple(order)))
     if len(order) < n:
-        return _waiting_cycle(placed, waits_on)
+        return waiting_cycle(placed, waits_on)
     return order
 
 
@@ -97,34 +88,15 @@ def _unique_deps(n: int, deps: Sequence[Sequence[int]]) -> list[list[int]]:
     """`deps` without repeats (first occurrence kept); bad sizes or positions are bad input."""
     if n < 0 or len(deps) != n:
         raise FxOracleError(f"SRT-2: expected deps for {n} nodes, got {len(deps)}")
-    unique: list[list[int]] = []
-    for node, own in enumerate(deps):
-        seen: dict[int, None] = {}
-        for dep in own:
-            if not 0 <= dep < n:
-                raise FxOracleError(f"SRT-2: node {node} depends on {dep}, outside 0..{n - 1}")
-            seen.setdefault(dep)
-        unique.append(list(seen))
-    return unique
+    for node, dep in ((node, dep) for node, own in enumerate(deps) for dep in own):
+        if not 0 <= dep < n:
+            raise FxOracleError(f"SRT-2: node {node} depends on {dep}, outside 0..{n - 1}")
+    return [list(dict.fromkeys(own)) for own in deps]
 
 
 def _last_unready(deps: list[list[int]], node: int, placed: list[bool]) -> int | None:
     """The last dep of `node` that is not placed yet, or None. SRT-2."""
     return next((dep for dep in reversed(deps[node]) if not placed[dep]), None)
-
-
-def _waiting_cycle(placed: list[bool], waits_on: list[int]) -> Cycle:
-    """Follow "waits on" from the first unplaced node until a node repeats. SRT-5.
-
-    Every unplaced node waits on an unplaced node (otherwise it would have been re-queued), so
-    the walk stays among unplaced nodes and must close a cycle of real dependencies.
-    """
-    found = find_cycle([placed.index(False)], lambda node: (waits_on[node],))
-    assert found is not None, "SRT-5: every unplaced node waits on an unplaced node"
-    loop = found[::-1]  # reversed: each node now precedes the next
-    start = loop.index(min(loop))
-    ordered = loop[start:] + loop[:start]
-    return Cycle(tuple([*ordered, ordered[0]]))
 
 
 def node_deps(node: Node, additional_deps: Mapping[Node, Sequence[Node]]) -> list[Node]:
@@ -148,25 +120,16 @@ def stable_topological_sort(
     body = [node for node in graph.nodes if node.op != "output"]
     outputs = [node for node in graph.nodes if node.op == "output"]
     position = {node: i for i, node in enumerate(body)}
-    deps = [_dep_positions(node, additional_deps, position) for node in body]
-    result = order_indices(len(body), deps, fast=fast)
+    deps = [node_deps(node, additional_deps) for node in body]
+    for node, dep in ((node, dep) for node, own in zip(body, deps, strict=True) for dep in own):
+        if dep not in position:
+            where = "the output node" if dep.op == "output" else "a node outside the graph"
+            raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
+    result = order_indices(len(body), [[position[d] for d in own] for own in deps], fast=fast)
     if isinstance(result, Cycle):
         names = " -> ".join(body[i].name for i in result.path)
         raise NoOrder(f"SRT-5: no topological order exists: cycle {names}")
     apply_order(graph, [body[i] for i in result] + outputs, fast=fast)
-
-
-def _dep_positions(
-    node: Node, additional_deps: Mapping[Node, Sequence[Node]], position: Mapping[Node, int]
-) -> list[int]:
-    """Positions of `node_deps(node)`; a dep that can never be placed is bad input. SRT-5."""
-    found: list[int] = []
-    for dep in node_deps(node, additional_deps):
-        if dep not in position:
-            where = "the output node" if dep.op == "output" else "a node outside the graph"
-            raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
-        found.append(position[dep])
-    return found
 
 
 def apply_order(graph: Graph, order: Sequence[Node], *, fast: bool = False) -> int:

@@ -18,13 +18,8 @@ from torch.fx import Graph, Node
 from torch.utils._ordered_set import OrderedSet
 
 from reference.errors import FxOracleError
-from reference.sort.stable import (
-    Cycle,
-    SortStep,
-    apply_order,
-    order_indices,
-    stable_topological_sort,
-)
+from reference.sort.cycle import Cycle
+from reference.sort.stable import SortStep, apply_order, order_indices, stable_topological_sort
 
 ExtraDeps = dict[Node, list[Node]]
 
