@@ -149,7 +149,7 @@ def _cycle(ctx: StepContext, k: int, c: NodeIndex) -> str:
     """EXP-8: a user of `c` outside region k that leads back to the region's root."""
     region = ctx.regions[k]
     root = region[0]
-    root_ancestors = ancestors(ctx.view, root)
+    root_ancestors = ancestors(ctx.view.args, root)
     for u in ctx.view.users[c]:
         if u not in region and u in root_ancestors:
             name, user, root_name = (ctx.view.names[i] for i in (c, u, root))

@@ -14,7 +14,7 @@ root's ancestors (`ancestors`, one set per region where torch keeps one per node
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import cast
@@ -74,12 +74,12 @@ class Expansion:
         return [g.regions for g in self.groups if g.kept]
 
 
-def ancestors(view: GraphView, root: NodeIndex) -> set[NodeIndex]:
-    """Every node `root` depends on through arguments (EXP-8, EXP-12)."""
-    found: set[NodeIndex] = set()
+def ancestors(args: Sequence[Sequence[int]], root: int) -> set[int]:
+    """Every node `root` depends on through arguments (`args[i]`: node i's), EXP-8, EXP-12."""
+    found: set[int] = set()
     stack = [root]
     while stack:
-        for a in view.args[stack.pop()]:
+        for a in args[stack.pop()]:
             if a not in found:
                 found.add(a)
                 stack.append(a)
@@ -152,7 +152,7 @@ def _expand_group(
     view: GraphView,
     bucket: BucketId,
     claimed: set[NodeIndex],
-    find_ancestors: Callable[[GraphView, NodeIndex], Container[int]],
+    find_ancestors: Callable[[Sequence[Sequence[int]], int], Container[int]],
 ) -> GroupExpansion:
     members = view.buckets[bucket]
     roots = [m for m in members if m not in claimed]
@@ -160,7 +160,7 @@ def _expand_group(
     if len(roots) < 2:
         return GroupExpansion(bucket, taken, tuple((r,) for r in roots), ())
     claimed.update(roots)  # EXP-4: a root cannot join another region of its own group
-    growths = [RegionGrowth(view, r, find_ancestors(view, r)) for r in roots]
+    growths = [RegionGrowth(view, r, find_ancestors(view.args, r)) for r in roots]
     steps: list[Step] = []
     while growths[0].queue:
         candidates = tuple(g.queue.popleft() if g.queue else None for g in growths)

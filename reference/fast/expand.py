@@ -13,16 +13,15 @@ random models).
 from __future__ import annotations
 
 import heapq
-
-from reference.expand.graph_view import GraphView
-from reference.fx_helpers import NodeIndex
+from collections.abc import Sequence
 
 
 class AncestorSearch:
-    """`u in AncestorSearch(view, root)`: whether `u` is an ancestor of `root`, searched lazily."""
+    """`u in AncestorSearch(args, root)`: whether `u` is an ancestor of `root`, searched lazily
+    (`args[i]`: the positions of node i's arguments, each before i)."""
 
-    def __init__(self, view: GraphView, root: NodeIndex) -> None:
-        self._view = view
+    def __init__(self, args: Sequence[Sequence[int]], root: int) -> None:
+        self._args = args
         self._root = root
         self._found: set[int] = set()
         self._frontier: list[int] = [-root]  # max-heap of found, unexpanded nodes
@@ -32,7 +31,7 @@ class AncestorSearch:
             return False
         while self._frontier and -self._frontier[0] > u:
             v = -heapq.heappop(self._frontier)
-            for a in self._view.args[v]:
+            for a in self._args[v]:
                 if a not in self._found:
                     self._found.add(a)
                     heapq.heappush(self._frontier, -a)
