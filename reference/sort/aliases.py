@@ -41,4 +41,6 @@ def access_order(
                 last[cls] = node
             else:
                 since.setdefault(cls, []).append(node)
-            yield from ((node, dep) for dep in before if dep is not node and dep not in args)
+            for dep in before:
+                if dep is not node and dep not in args:
+                    yield node, dep

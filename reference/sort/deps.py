@@ -182,8 +182,12 @@ def global_state_order(
     earlier: list[Node] = []
     for node in graph.nodes:
         args = set(flat_node_args(node))
-        yield from ((node, pin) for pin in pinned if pin not in args)
+        for pin in pinned:
+            if pin not in args:
+                yield node, pin
         if any(node.target is target for target in targets):
-            yield from ((node, previous) for previous in earlier if previous not in args)
+            for previous in earlier:
+                if previous not in args:
+                    yield node, previous
             pinned.append(node)
         earlier.append(node)

@@ -88,10 +88,13 @@ def _unique_deps(n: int, deps: Sequence[Sequence[int]]) -> list[list[int]]:
     """`deps` without repeats (first occurrence kept); bad sizes or positions are bad input."""
     if n < 0 or len(deps) != n:
         raise FxOracleError(f"SRT-2: expected deps for {n} nodes, got {len(deps)}")
-    for node, dep in ((node, dep) for node, own in enumerate(deps) for dep in own):
-        if not 0 <= dep < n:
-            raise FxOracleError(f"SRT-2: node {node} depends on {dep}, outside 0..{n - 1}")
-    return [list(dict.fromkeys(own)) for own in deps]
+    unique: list[list[int]] = []
+    for node, own in enumerate(deps):
+        for dep in own:
+            if not 0 <= dep < n:
+                raise FxOracleError(f"SRT-2: node {node} depends on {dep}, outside 0..{n - 1}")
+        unique.append(list(dict.fromkeys(own)))
+    return unique
 
 
 def _last_unready(deps: list[list[int]], node: int, placed: list[bool]) -> int | None:
@@ -120,12 +123,15 @@ def stable_topological_sort(
     body = [node for node in graph.nodes if node.op != "output"]
     outputs = [node for node in graph.nodes if node.op == "output"]
     position = {node: i for i, node in enumerate(body)}
-    deps = [node_deps(node, additional_deps) for node in body]
-    for node, dep in ((node, dep) for node, own in zip(body, deps, strict=True) for dep in own):
-        if dep not in position:
-            where = "the output node" if dep.op == "output" else "a node outside the graph"
-            raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
-    result = order_indices(len(body), [[position[d] for d in own] for own in deps], fast=fast)
+    deps: list[list[int]] = []
+    for node in body:
+        deps.append([])
+        for dep in node_deps(node, additional_deps):
+            if dep not in position:
+                where = "the output node" if dep.op == "output" else "a node outside the graph"
+                raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
+            deps[-1].append(position[dep])
+    result = order_indices(len(body), deps, fast=fast)
     if isinstance(result, Cycle):
         names = " -> ".join(body[i].name for i in result.path)
         raise NoOrder(f"SRT-5: no topological order exists: cycle {names}")
