@@ -5,11 +5,12 @@ For each size, a graph of repeated blocks (`checker.bench.blocks`) is keyed and 
 found by each side, and both steps are timed: keying (the reference keys the captured graph
 offline with `track_graph_fast`, `track_graph`'s fast path; torch has only live keying,
 `track_node` on every node, as Dynamo calls it) and region finding proper
-(`get_identical_regions`). CPU seconds per call, best of `--repeat` samples, each looping short
-calls for at least `MIN_SAMPLE_S`, garbage collector off, as `timeit` does. CPU time, not wall
-time, because the code is single-threaded Python and the machines it runs on are shared: wall
-time would measure the neighbours. Peak memory of one more region finding is measured separately
-with `tracemalloc`.
+(`get_identical_regions`; the reference's with `fast=True`, `reference.fast.expand`). CPU
+seconds per call, best of `--repeat` samples, each looping short calls for at least
+`MIN_SAMPLE_S`, garbage collector off, as `timeit` does. CPU time, not wall time, because the
+code is single-threaded Python and the machines it runs on are shared: wall time would measure
+the neighbours. Peak memory of one more region finding is measured separately with
+`tracemalloc`.
 Torch runs only up to `--torch-max` nodes: its ancestor sets are quadratic (B5). Where torch ran,
 both results are compared by node names (EXP-13). The acceptance targets are printed with
 PASS/FAIL; `fxoracle bench` exits 0 whatever they say (a measurement tool).
@@ -32,6 +33,7 @@ from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracke
 from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
 from checker.io.reports import write_atomically
+from reference.expand.regions import find_identical_regions
 from reference.fast.keys import track_graph_fast
 from reference.torch_version import TORCH
 
@@ -157,7 +159,7 @@ def bench_size(bg: BlockGraph, repeat: int, with_torch: bool) -> Row:
     ref = track_graph_fast(bg.graph)
     ref_measure = measure(
         lambda: track_graph_fast(bg.graph),
-        lambda: ref.get_identical_regions(bg.graph),
+        lambda: find_identical_regions(bg.graph, ref, fast=True),
         repeat,
     )
     torch_measure = None

@@ -115,7 +115,7 @@ def _kept_candidates(
     while queues[0]:
         heads = [q[0] for q in queues if q]
         steps.append(tuple(view.names[c] for c in heads))
-        buckets = {view.bucket[c] for c in heads}
+        buckets = {view.bucket_of[c] for c in heads}
         inputs = any(view.ops[c] in ("placeholder", "get_attr") for c in heads)
         if len(heads) == len(queues) and len(buckets) == 1 and None not in buckets and not inputs:
             for q, c, region in zip(queues, heads, regions, strict=True):
@@ -140,7 +140,7 @@ def _goes_wrong(real: list[list[str]], broken: list[list[str]], view: GraphView)
         return "nothing"
     index = {name: i for i, name in enumerate(view.names)}
     positions = zip(*broken, strict=True)
-    mixed = any(len({view.bucket[index[n]] for n in at}) > 1 for at in positions)
+    mixed = any(len({view.bucket_of[index[n]] for n in at}) > 1 for at in positions)
     return "merged" if mixed else "misaligned"
 
 

@@ -127,7 +127,7 @@ def verify_graph(
     against `gm`; `gm` is left as it was."""
     copy = copy_graph_module(gm).gm
     tracker = track_graph_fast(copy.graph)
-    search = search_regions(copy.graph, tracker.buckets())
+    search = search_regions(copy.graph, tracker.buckets(), fast=True)  # real models
     groups = search.group_names()
     nodes = len(gm.graph.nodes)
     try:

@@ -105,7 +105,7 @@ def run_pipeline(
     """Expand (once), prove and replace (in place on `gm`), check, and split when asked."""
     timings: dict[str, float] = {}
     with _timed(timings, "expand", progress):
-        search = search_regions(gm.graph, tracker.buckets())
+        search = search_regions(gm.graph, tracker.buckets(), fast=True)  # large models too
     original = copy_graph_module(gm).gm
     with _timed(timings, "dedup", progress):
         result = gated_deduplicate(gm, tracker, search)

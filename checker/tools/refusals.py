@@ -18,7 +18,7 @@ import torch.fx
 
 from checker.io.reports import plural
 from reference.expand.graph_view import GraphView
-from reference.expand.lockstep import Step, StepRefusal
+from reference.expand.lockstep import Step, StepRefusal, ancestors
 from reference.fx_helpers import NodeIndex
 from reference.track.keys import NodeKey
 
@@ -149,20 +149,9 @@ def _cycle(ctx: StepContext, k: int, c: NodeIndex) -> str:
     """EXP-8: a user of `c` outside region k that leads back to the region's root."""
     region = ctx.regions[k]
     root = region[0]
-    ancestors = _ancestors(ctx.view, root)
+    root_ancestors = ancestors(ctx.view.args, root)
     for u in ctx.view.users[c]:
-        if u not in region and u in ancestors:
+        if u not in region and u in root_ancestors:
             name, user, root_name = (ctx.view.names[i] for i in (c, u, root))
             return f"{name} is also read by {user}, outside the region, which feeds {root_name}"
     return f"{ctx.view.names[c]} has a user outside the region that feeds its root"
-
-
-def _ancestors(view: GraphView, root: NodeIndex) -> set[NodeIndex]:
-    seen: set[NodeIndex] = set()
-    todo = list(view.args[root])
-    while todo:
-        n = todo.pop()
-        if n not in seen:
-            seen.add(n)
-            todo.extend(view.args[n])
-    return seen

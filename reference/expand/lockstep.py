@@ -6,21 +6,21 @@ candidates join every region or none (EXP-3). A candidate is refused when it is 
 already (EXP-4), is shared with another region (EXP-7), is a placeholder or get_attr (EXP-5), has
 a different key (EXP-6), or would make contracting its region create a cycle (EXP-8).
 
-The cycle test needs "is u an ancestor of the region's root?". torch keeps a full ancestor
-set per node (quadratic). Here each region owns an `AncestorSearch`: a backward search from the
-root that visits nodes in decreasing topological rank and stops at the rank asked about, so the
-cost is the part of the root's ancestor cone that the region actually reaches (EXP-11).
+The cycle test asks "is this user an ancestor of the region's root?": each region keeps its
+root's ancestors (`ancestors`, one set per region where torch keeps one per node). With
+`fast=True` a lazy search answers the same question (`reference.fast.expand`, EXP-11).
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import cast
 
 from reference.expand.graph_view import BucketId, GraphView
+from reference.fast.expand import AncestorSearch
 from reference.fx_helpers import NodeIndex
 
 
@@ -74,44 +74,55 @@ class Expansion:
         return [g.regions for g in self.groups if g.kept]
 
 
-class AncestorSearch:
-    """Answers "is u an ancestor of root?" lazily, in decreasing rank (EXP-11)."""
-
-    def __init__(self, view: GraphView, root: NodeIndex) -> None:
-        self._view = view
-        self._root = root
-        self._found: set[NodeIndex] = set()
-        self._frontier: list[int] = [-root]  # max-heap of found, unexpanded nodes
-
-    def is_ancestor(self, u: NodeIndex) -> bool:
-        if u >= self._root:
-            return False
-        while self._frontier and -self._frontier[0] > u:
-            v = NodeIndex(-heapq.heappop(self._frontier))
-            for a in self._view.args[v]:
-                if a not in self._found:
-                    self._found.add(a)
-                    heapq.heappush(self._frontier, -a)
-        return u in self._found
+def ancestors(args: Sequence[Sequence[int]], root: int) -> set[int]:
+    """Every node `root` depends on through arguments (`args[i]`: node i's), EXP-8, EXP-12."""
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for a in args[stack.pop()]:
+            if a not in found:
+                found.add(a)
+                stack.append(a)
+    return found
 
 
 class RegionGrowth:
-    """One region while it grows: its nodes, its BFS queue and its ancestor search."""
+    """One region while it grows: its nodes, its BFS queue and its root's ancestors."""
 
-    def __init__(self, view: GraphView, root: NodeIndex) -> None:
+    def __init__(self, view: GraphView, root: NodeIndex, root_ancestors: Container[int]) -> None:
         self.view = view
         self.nodes: list[NodeIndex] = [root]
         self.members: set[NodeIndex] = {root}
         self.queue: deque[NodeIndex] = deque(view.args[root])
-        self.ancestors = AncestorSearch(view, root)
+        self.ancestors = root_ancestors
 
     def creates_cycle(self, n: NodeIndex) -> bool:
-        """EXP-8: n's users outside the region must not lead back into it."""
-        members, ancestors = self.members, self.ancestors
-        for u in self.view.users[n]:  # noqa: SIM110 (no generator on the hot path)
-            if u not in members and ancestors.is_ancestor(u):
-                return True
-        return False
+        """EXP-8: a user of `n` outside the region leads back to the region's root."""
+        return any(u not in self.members and u in self.ancestors for u in self.view.users[n])
+
+    def refusal(
+        self,
+        c: NodeIndex | None,
+        c0: NodeIndex,
+        seen: set[NodeIndex | None],
+        claimed: set[NodeIndex],
+    ) -> StepRefusal | None:
+        """Why candidate `c` may not join (EXP-3..EXP-8), `c0` being region 0's; None: it may."""
+        if c is None:
+            return StepRefusal.EXHAUSTED
+        if c in self.members:
+            return StepRefusal.REVISIT
+        if c in claimed:
+            return StepRefusal.CLAIMED
+        if c in seen:
+            return StepRefusal.SHARED
+        if self.view.ops[c] in ("placeholder", "get_attr"):
+            return StepRefusal.INPUT
+        if self.view.bucket_of[c] is None or self.view.bucket_of[c] != self.view.bucket_of[c0]:
+            return StepRefusal.DIFFERENT
+        if self.creates_cycle(c):
+            return StepRefusal.CYCLE
+        return None
 
     def add(self, n: NodeIndex) -> None:
         self.nodes.append(n)
@@ -119,10 +130,16 @@ class RegionGrowth:
         self.queue.extend(self.view.args[n])
 
 
-def expand(view: GraphView) -> Expansion:
-    """Expand every bucket with two or more members, latest group first (EXP-1, EXP-2)."""
+def expand(view: GraphView, *, fast: bool = False) -> Expansion:
+    """Expand every bucket with two or more members, latest group first (EXP-1, EXP-2).
+
+    `fast=True` answers the cycle test with `reference.fast.expand.AncestorSearch` (EXP-11): the
+    same expansion, step for step, faster on large graphs.
+    """
+    find_ancestors = AncestorSearch if fast else ancestors
     claimed: set[NodeIndex] = set()
-    return Expansion(tuple(_expand_group(view, b, claimed) for b in group_order(view)))
+    groups = (_expand_group(view, b, claimed, find_ancestors) for b in group_order(view))
+    return Expansion(tuple(groups))
 
 
 def group_order(view: GraphView) -> list[BucketId]:
@@ -131,22 +148,25 @@ def group_order(view: GraphView) -> list[BucketId]:
     return sorted(multi, key=lambda b: -min(view.buckets[b]))
 
 
-def _expand_group(view: GraphView, bucket: BucketId, claimed: set[NodeIndex]) -> GroupExpansion:
+def _expand_group(
+    view: GraphView,
+    bucket: BucketId,
+    claimed: set[NodeIndex],
+    find_ancestors: Callable[[Sequence[Sequence[int]], int], Container[int]],
+) -> GroupExpansion:
     members = view.buckets[bucket]
     roots = [m for m in members if m not in claimed]
     taken = tuple(m for m in members if m in claimed)
     if len(roots) < 2:
         return GroupExpansion(bucket, taken, tuple((r,) for r in roots), ())
     claimed.update(roots)  # EXP-4: a root cannot join another region of its own group
-    growths = [RegionGrowth(view, r) for r in roots]
+    growths = [RegionGrowth(view, r, find_ancestors(view.args, r)) for r in roots]
     steps: list[Step] = []
-    queues = [g.queue for g in growths]
-    while queues[0]:
-        candidates = tuple([q.popleft() if q else None for q in queues])
-        refused = _first_refusal(view, growths, candidates, claimed)
+    while growths[0].queue:
+        candidates = tuple(g.queue.popleft() if g.queue else None for g in growths)
+        refused = _first_refusal(growths, candidates, claimed)
         if refused is None:
-            assert None not in candidates, "EXP-3: an accepted step has a candidate per region"
-            present = cast("tuple[NodeIndex, ...]", candidates)
+            present = cast("tuple[NodeIndex, ...]", candidates)  # EXP-3: none is missing
             for g, c in zip(growths, present, strict=True):
                 g.add(c)
             claimed.update(present)
@@ -158,53 +178,20 @@ def _expand_group(view: GraphView, bucket: BucketId, claimed: set[NodeIndex]) ->
 
 
 def _first_refusal(
-    view: GraphView,
-    growths: list[RegionGrowth],
-    candidates: tuple[NodeIndex | None, ...],
-    claimed: set[NodeIndex],
+    growths: list[RegionGrowth], candidates: tuple[NodeIndex | None, ...], claimed: set[NodeIndex]
 ) -> tuple[int, StepRefusal] | None:
     """The first region whose candidate is refused, and why; None when all may join. Region
-    0's cycle test comes first: its candidate drives the step."""
+    0's cycle test comes first, as in torch: its candidate drives the step."""
     c0 = candidates[0]
     assert c0 is not None, "EXP-3: region 0 drives the steps"
     if growths[0].creates_cycle(c0):
         return 0, StepRefusal.CYCLE
-    seen: set[NodeIndex] = set()
-    for k, c in enumerate(candidates):
-        reason = _refusal(view, growths[k], c, c0, k, seen, claimed)
+    seen: set[NodeIndex | None] = set()
+    for k, (growth, c) in enumerate(zip(growths, candidates, strict=True)):
+        reason = growth.refusal(c, c0, seen, claimed)
         if reason is not None:
             return k, reason
-        assert c is not None
         seen.add(c)
-    return None
-
-
-_INPUT_OPS = frozenset({"placeholder", "get_attr"})
-
-
-def _refusal(
-    view: GraphView,
-    growth: RegionGrowth,
-    c: NodeIndex | None,
-    c0: NodeIndex,
-    k: int,
-    seen: set[NodeIndex],
-    claimed: set[NodeIndex],
-) -> StepRefusal | None:
-    if c is None:
-        return StepRefusal.EXHAUSTED
-    if c in growth.members:
-        return StepRefusal.REVISIT
-    if c in claimed:
-        return StepRefusal.CLAIMED
-    if c in seen:
-        return StepRefusal.SHARED
-    if view.ops[c] in _INPUT_OPS:
-        return StepRefusal.INPUT
-    if view.bucket[c] is None or view.bucket[c] != view.bucket[c0]:
-        return StepRefusal.DIFFERENT
-    if k > 0 and growth.creates_cycle(c):
-        return StepRefusal.CYCLE
     return None
 
 

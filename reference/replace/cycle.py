@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import torch.fx
 
 from reference.effects.alias_db import UnionFind
+from reference.sort.cycle import find_cycle
 
 Node = torch.fx.Node
 Regions = Sequence[Sequence[Node]]
@@ -121,28 +122,5 @@ class _View:
         return "replaced [" + ", ".join(names[:3]) + (", ...]" if len(names) > 3 else "]")
 
     def find_cycle(self, bound: int) -> list[int] | None:
-        """A cycle through one of the regions, by depth-first search from each in turn."""
-        done: set[int] = set()
-        for start in self.region:
-            if start not in done:
-                found = self._search(start, done, bound)
-                if found is not None:
-                    return found
-        return None
-
-    def _search(self, start: int, done: set[int], bound: int) -> list[int] | None:
-        path, on_path = [start], {start}
-        stack = [self.successors(start, bound)]
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                stack.pop()
-                done.add(path[-1])
-                on_path.discard(path.pop())
-            elif nxt in on_path:
-                return path[path.index(nxt) :]
-            elif nxt not in done:
-                path.append(nxt)
-                on_path.add(nxt)
-                stack.append(self.successors(nxt, bound))
-        return None
+        """A cycle through one of the regions (the one cycle witness, `find_cycle`)."""
+        return find_cycle(self.region, lambda name: self.successors(name, bound))

@@ -1,26 +1,43 @@
 """Extra ordering dependencies (spec chapter 04, "Stable topological sort and ordering deps").
 
-Contract: `OrderingDeps.from_graph(graph, writes)` holds the extra dependencies torch's
-`_populate_additional_deps` computes, mutation order (SRT-6) and autocast pinning (SRT-7), plus
-the deliberate divergences, each switchable by `reference.policy.Policy`: grad-mode and
-functorch-switch pinning (SRT-8, SRT-11), writes ordered against every alias of what they write
-(SRT-12, from the alias DB of chapter 09) and random draws kept in order (SRT-13). The replacer
-updates them in place with `redirect` when it erases a region node (SRT-9); a reverse index makes
-that cost proportional to the erased node's own deps and dependents, where torch rescans every
-entry.
+`ordering_deps(graph, writes, policy, db)` holds the extra dependencies torch's
+`_populate_additional_deps` computes, plus the corrections `policy` asks for. The policy is
+read once, in `effect_rules` and `pinned_targets`: they turn it into the rules that apply, plain
+functions that yield `(node, dep)` edges and are run in order:
+
+- `mutation_order`: a write stays between the direct users of what it writes (torch's, SRT-6);
+- `reference.sort.aliases.access_order`: writes ordered against every alias (SRT-12) and random
+  draws in order (SRT-13);
+- `global_state_order`: autocast switches keep their place (torch's, SRT-7), so do functorch's
+  (SRT-11) and, unless the policy follows torch, grad mode (SRT-8).
+
+The replacer updates the deps with `redirect` when it erases a region node (SRT-9, SRT-10).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 
 from torch.fx import Graph, Node
 
-from reference.effects.alias_db import RNG, AliasDB, StorageClass
+from reference.effects.alias_db import AliasDB
 from reference.effects.node_effects import AUTOCAST_TARGETS, FUNCTORCH_TARGETS, GRAD_MODE_TARGET
 from reference.errors import FxOracleError
 from reference.fx_helpers import flat_node_args
 from reference.policy import RIGHT, Policy
+from reference.sort.aliases import access_order, ordered_classes
+
+Writes = Mapping[Node, Sequence[int]]
+Rule = Callable[[Graph, AliasDB, Writes], Iterable[tuple[Node, Node]]]
+
+
+def effect_rules(policy: Policy = RIGHT) -> tuple[Rule, ...]:
+    """The rules for what nodes write and draw under `policy` (SRT-6, SRT-12, SRT-13)."""
+    if not (policy.order_aliases or policy.order_draws):
+        return (mutation_order,)
+    ordered = ordered_classes(policy.order_aliases, policy.order_draws)
+    return mutation_order, partial(access_order, ordered=ordered)
 
 
 def pinned_targets(policy: Policy = RIGHT) -> tuple[Callable[..., object], ...]:
@@ -47,7 +64,7 @@ class OrderingDeps:
     """`node -> the nodes it must follow`, each list unique and in torch's insertion order.
 
     `_dependents` is the reverse index (`dep -> nodes listing it`), kept exact by `add` and
-    `redirect`, the only two mutators.
+    `redirect`, the only two mutators: an erasure costs what the erased node touches.
     """
 
     __slots__ = ("_dependents", "_deps")
@@ -58,41 +75,35 @@ class OrderingDeps:
 
     @classmethod
     def from_graph(
-        cls,
-        graph: Graph,
-        writes: Mapping[Node, Sequence[int]] | None = None,
-        *,
-        policy: Policy = RIGHT,
+        cls, graph: Graph, writes: Writes | None = None, *, policy: Policy = RIGHT,
         db: AliasDB | None = None,
-    ) -> OrderingDeps:
-        """Mutation deps, then alias and draw deps, then global-state deps.
-
-        `writes[n]` lists the positions in `fx_helpers.flat_node_args(n)` that `n` writes, in
-        the order torch's tracker recorded them (default: `effects.recorded_writes`); `db`, when
-        given, is the alias DB built with the same writes. With `policy.TORCH`'s settings for
-        grad mode, aliases and draws, the result equals torch's, entry for entry.
-        """
-        found = cls.of_effects(graph, writes, policy=policy, db=db)
-        found._add_global_state_deps(graph, pinned_targets(policy))
-        return found
+    ) -> OrderingDeps:  # fmt: skip
+        """Every rule `policy` asks for, in order: mutation, alias and draw deps, then global
+        state. `writes[n]` lists the positions in `fx_helpers.flat_node_args(n)` that `n` writes,
+        in the order torch's tracker recorded them (default: `effects.recorded_writes`); `db`,
+        when given, is the alias DB built with the same writes. Under `policy.TORCH` the result
+        equals torch's, entry for entry."""
+        pins = partial(global_state_order, targets=pinned_targets(policy))
+        return cls._of_rules(graph, writes, db, (*effect_rules(policy), pins))
 
     @classmethod
     def of_effects(
-        cls,
-        graph: Graph,
-        writes: Mapping[Node, Sequence[int]] | None = None,
-        *,
-        policy: Policy = RIGHT,
+        cls, graph: Graph, writes: Writes | None = None, *, policy: Policy = RIGHT,
         db: AliasDB | None = None,
-    ) -> OrderingDeps:
+    ) -> OrderingDeps:  # fmt: skip
         """The deps that writes and draws impose (SRT-6, SRT-12, SRT-13), no global-state pins:
         what split's partitions must respect too (SPL-15)."""
-        if db is None:
-            db = AliasDB(graph, writes)
+        return cls._of_rules(graph, writes, db, effect_rules(policy))
+
+    @classmethod
+    def _of_rules(
+        cls, graph: Graph, writes: Writes | None, db: AliasDB | None, rules: Sequence[Rule]
+    ) -> OrderingDeps:
+        db = AliasDB(graph, writes) if db is None else db
         found = cls()
-        found._add_mutation_deps(graph, db.written if writes is None else writes)
-        if policy.order_aliases or policy.order_draws:
-            found._add_access_deps(graph, db, policy)
+        for rule in rules:
+            for node, dep in rule(graph, db, db.written if writes is None else writes):
+                found.add(node, dep)
         return found
 
     def add(self, node: Node, dep: Node) -> None:
@@ -132,14 +143,11 @@ class OrderingDeps:
             own = self._deps[dependent]
             del own[erased]
             if keep_erased_deps and dependent is to:
-                self._drop_if_empty(to)
+                if not own:
+                    del self._deps[to]
             elif to not in own:
                 own[to] = None
                 self._dependents.setdefault(to, {})[dependent] = None
-
-    def _drop_if_empty(self, node: Node) -> None:
-        if not self._deps[node]:
-            del self._deps[node]
 
     def _forget_dependent(self, dep: Node, dependent: Node) -> None:
         users = self._dependents[dep]
@@ -147,62 +155,39 @@ class OrderingDeps:
         if not users:
             del self._dependents[dep]
 
-    def _add_mutation_deps(
-        self, graph: Graph, mutated_positions: Mapping[Node, Sequence[int]]
-    ) -> None:
-        """torch's `_add_mutation_dependencies`: order a mutator against the DIRECT users of the
-        arg it mutates (earlier users before it, later users after it). SRT-6."""
-        rank = {node: i for i, node in enumerate(graph.nodes)}
-        for node, positions in mutated_positions.items():
-            if node not in rank:
-                raise FxOracleError(f"SRT-6: mutating node {node.name} is not in the graph")
-            args = flat_node_args(node)
-            for position in positions:
-                if not 0 <= position < len(args):
-                    raise FxOracleError(f"SRT-6: {node.name} has no flat arg {position}")
-                for user in args[position].users:
-                    if user is not node and rank[user] < rank[node]:
-                        self.add(node, user)
-                    elif user is not node:
-                        self.add(user, node)
 
-    def _add_access_deps(self, graph: Graph, db: AliasDB, policy: Policy) -> None:
-        """SRT-12, SRT-13: per storage class, a write follows the previous write and every read
-        since it, and a read follows the last write before it; the random generator is a class
-        every draw writes. Edges torch's rule (SRT-6) or the data already has are not repeated,
-        so a graph whose accesses all go through the written node itself gets torch's map."""
-        last: dict[StorageClass, Node] = {}
-        since: dict[StorageClass, list[Node]] = {}
-        for node in graph.nodes:
-            written, args = db.writes(node), set(flat_node_args(node))
-            for cls in sorted(db.reads(node) | written):
-                if not (policy.order_draws if cls == RNG else policy.order_aliases):
-                    continue
-                before = [last[cls]] if cls in last else []
-                if cls in written:
-                    before += since.pop(cls, [])
-                    last[cls] = node
-                else:
-                    since.setdefault(cls, []).append(node)
-                for dep in before:
-                    if dep is not node and dep not in args:
-                        self.add(node, dep)
+def mutation_order(graph: Graph, db: AliasDB, writes: Writes) -> Iterator[tuple[Node, Node]]:
+    """torch's `_add_mutation_dependencies`: a writer is ordered against the DIRECT users of
+    the arg it writes, earlier users before it, later users after it. SRT-6."""
+    rank = {node: i for i, node in enumerate(graph.nodes)}
+    for node, positions in writes.items():
+        if node not in rank:
+            raise FxOracleError(f"SRT-6: mutating node {node.name} is not in the graph")
+        args = flat_node_args(node)
+        for position in positions:
+            if not 0 <= position < len(args):
+                raise FxOracleError(f"SRT-6: {node.name} has no flat arg {position}")
+            for user in args[position].users:
+                if user is not node:
+                    yield (node, user) if rank[user] < rank[node] else (user, node)
 
-    def _add_global_state_deps(
-        self, graph: Graph, targets: Sequence[Callable[..., object]]
-    ) -> None:
-        """torch's `_add_global_state_dependencies`: a pinned node follows every earlier node
-        and precedes every later one (edges to its own args are implied, so omitted). SRT-7."""
-        pinned: list[Node] = []
-        earlier: list[Node] = []
-        for node in graph.nodes:
-            args = dict.fromkeys(flat_node_args(node))
-            for pin in pinned:
-                if pin not in args:
-                    self.add(node, pin)
-            if any(node.target is target for target in targets):
-                for previous in earlier:
-                    if previous not in args:
-                        self.add(node, previous)
-                pinned.append(node)
-            earlier.append(node)
+
+def global_state_order(
+    graph: Graph, db: AliasDB, writes: Writes, *, targets: Sequence[Callable[..., object]]
+) -> Iterator[tuple[Node, Node]]:
+    """torch's `_add_global_state_dependencies`: a node whose target is one of `targets` follows
+    every earlier node and precedes every later one (edges to its own args are implied, so
+    omitted). SRT-7."""
+    pinned: list[Node] = []
+    earlier: list[Node] = []
+    for node in graph.nodes:
+        args = set(flat_node_args(node))
+        for pin in pinned:
+            if pin not in args:
+                yield node, pin
+        if any(node.target is target for target in targets):
+            for previous in earlier:
+                if previous not in args:
+                    yield node, previous
+            pinned.append(node)
+        earlier.append(node)

@@ -10,34 +10,28 @@ that is also an `AssertionError`, what torch raises there) naming one
 cycle and leaves the graph untouched (SRT-5).
 
 The algorithm is the pure `order_indices` over integer positions; `stable_topological_sort` is
-a thin adapter that maps nodes to positions and applies the result with the fewest node moves.
+a thin adapter that maps nodes to positions and applies the result as torch does. With
+`fast=True` both take the speed-ups of `reference.fast.sort` (the same order).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from torch.fx import Graph, Node
 
 from reference.errors import FxOracleError, expect
+from reference.fast.sort import LastUnready, on_longest_increasing
 from reference.fx_helpers import unique_node_args
+from reference.sort.cycle import Cycle as Cycle  # re-exported: part of the sort's result
+from reference.sort.cycle import waiting_cycle
 
 
 class NoOrder(FxOracleError, AssertionError):
     """No topological order exists: fxoracle's error type, and torch's (`AssertionError`), so
     code written against torch's sort catches it too (SRT-5)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Cycle:
-    """Witness that no order exists: `path[j]` must precede `path[j + 1]`; `path[0] == path[-1]`.
-
-    The path starts at its smallest position, so the witness is deterministic (SRT-5).
-    """
-
-    path: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,25 +47,28 @@ class SortStep:
 
 
 def order_indices(
-    n: int, deps: Sequence[Sequence[int]], trace: Callable[[SortStep], None] | None = None
+    n: int,
+    deps: Sequence[Sequence[int]],
+    trace: Callable[[SortStep], None] | None = None,
+    *,
+    fast: bool = False,
 ) -> list[int] | Cycle:
     """torch's stable order of positions `0..n-1`, where `deps[i]` lists what `i` must follow.
 
-    Duplicate entries in `deps[i]` count at their first occurrence (torch's `OrderedSet`). Each
-    node keeps a scan pointer into its deps: a ready dep stays ready, so the last unready dep
-    only moves left and the whole sort costs O(n + total deps). `trace`, when given, sees every
-    visit (it changes nothing). SRT-1, SRT-2, SRT-5.
+    Duplicate entries in `deps[i]` count at their first occurrence (torch's `OrderedSet`).
+    `trace`, when given, sees every visit (it changes nothing); `fast=True` finds each node's
+    last unready dep with `reference.fast.sort.LastUnready` (the same order). SRT-1, SRT-2, SRT-5.
     """
     unique = _unique_deps(n, deps)
+    last_unready = LastUnready(unique) if fast else partial(_last_unready, unique)
     placed = [False] * n
-    scan = [len(own) - 1 for own in unique]
     waits_on = list(range(n))
     waiting: dict[int, list[int]] = {}
     order: list[int] = []
     pending = list(range(n - 1, -1, -1))  # a stack: the next node to visit is last
     while pending:
         node = pending.pop()
-        blocker = _last_unready(unique[node], placed, scan, node)
+        blocker = last_unready(node, placed)
         if blocker is not None:
             waits_on[node] = blocker
             waiting.setdefault(blocker, []).append(node)
@@ -83,7 +80,7 @@ def order_indices(
             lists = (tuple(reversed(pending)), tuple((b, tuple(w)) for b, w in waiting.items()))
             trace(SortStep(node, blocker, *lists, tuple(order)))
     if len(order) < n:
-        return _find_cycle(placed, waits_on)
+        return waiting_cycle(placed, waits_on)
     return order
 
 
@@ -93,41 +90,16 @@ def _unique_deps(n: int, deps: Sequence[Sequence[int]]) -> list[list[int]]:
         raise FxOracleError(f"SRT-2: expected deps for {n} nodes, got {len(deps)}")
     unique: list[list[int]] = []
     for node, own in enumerate(deps):
-        seen: dict[int, None] = {}
         for dep in own:
             if not 0 <= dep < n:
                 raise FxOracleError(f"SRT-2: node {node} depends on {dep}, outside 0..{n - 1}")
-            seen.setdefault(dep)
-        unique.append(list(seen))
+        unique.append(list(dict.fromkeys(own)))
     return unique
 
 
-def _last_unready(own: list[int], placed: list[bool], scan: list[int], node: int) -> int | None:
-    """The last dep of `node` that is not placed yet, moving its scan pointer left. SRT-2."""
-    k = scan[node]
-    while k >= 0 and placed[own[k]]:
-        k -= 1
-    scan[node] = k
-    return own[k] if k >= 0 else None
-
-
-def _find_cycle(placed: list[bool], waits_on: list[int]) -> Cycle:
-    """Follow "waits on" from the first unplaced node until a node repeats. SRT-5.
-
-    Every unplaced node waits on an unplaced node (otherwise it would have been re-queued), so
-    the walk stays among unplaced nodes and must close a cycle of real dependencies.
-    """
-    node = placed.index(False)
-    step_of: dict[int, int] = {}
-    walk: list[int] = []
-    while node not in step_of:
-        step_of[node] = len(walk)
-        walk.append(node)
-        node = waits_on[node]
-    loop = walk[step_of[node] :][::-1]  # reversed: each node now precedes the next
-    start = loop.index(min(loop))
-    ordered = loop[start:] + loop[:start]
-    return Cycle(tuple([*ordered, ordered[0]]))
+def _last_unready(deps: list[list[int]], node: int, placed: list[bool]) -> int | None:
+    """The last dep of `node` that is not placed yet, or None. SRT-2."""
+    return next((dep for dep in reversed(deps[node]) if not placed[dep]), None)
 
 
 def node_deps(node: Node, additional_deps: Mapping[Node, Sequence[Node]]) -> list[Node]:
@@ -137,8 +109,11 @@ def node_deps(node: Node, additional_deps: Mapping[Node, Sequence[Node]]) -> lis
     return list(unique)
 
 
-def stable_topological_sort(graph: Graph, additional_deps: Mapping[Node, Sequence[Node]]) -> None:
-    """Reorder `graph` in place into torch's stable order, the output node last.
+def stable_topological_sort(
+    graph: Graph, additional_deps: Mapping[Node, Sequence[Node]], *, fast: bool = False
+) -> None:
+    """Reorder `graph` in place into torch's stable order, the output node last; `fast=True`
+    takes the speed-ups of `reference.fast.sort` (the same order, SRT-2, SRT-4).
 
     Raises `FxOracleError` (graph untouched) on a cycle, or when a node depends on the output
     node or on a node outside the graph (torch reports both as a failed sort). SRT-1..SRT-5.
@@ -148,42 +123,38 @@ def stable_topological_sort(graph: Graph, additional_deps: Mapping[Node, Sequenc
     body = [node for node in graph.nodes if node.op != "output"]
     outputs = [node for node in graph.nodes if node.op == "output"]
     position = {node: i for i, node in enumerate(body)}
-    deps = [_dep_positions(node, additional_deps, position) for node in body]
-    result = order_indices(len(body), deps)
+    deps: list[list[int]] = []
+    for node in body:
+        deps.append([])
+        for dep in node_deps(node, additional_deps):
+            if dep not in position:
+                where = "the output node" if dep.op == "output" else "a node outside the graph"
+                raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
+            deps[-1].append(position[dep])
+    result = order_indices(len(body), deps, fast=fast)
     if isinstance(result, Cycle):
         names = " -> ".join(body[i].name for i in result.path)
         raise NoOrder(f"SRT-5: no topological order exists: cycle {names}")
-    apply_order(graph, [body[i] for i in result] + outputs)
+    apply_order(graph, [body[i] for i in result] + outputs, fast=fast)
 
 
-def _dep_positions(
-    node: Node, additional_deps: Mapping[Node, Sequence[Node]], position: Mapping[Node, int]
-) -> list[int]:
-    """Positions of `node_deps(node)`; a dep that can never be placed is bad input. SRT-5."""
-    found: list[int] = []
-    for dep in node_deps(node, additional_deps):
-        if dep not in position:
-            where = "the output node" if dep.op == "output" else "a node outside the graph"
-            raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
-        found.append(position[dep])
-    return found
-
-
-def apply_order(graph: Graph, order: Sequence[Node]) -> int:
+def apply_order(graph: Graph, order: Sequence[Node], *, fast: bool = False) -> int:
     """Reorder `graph`'s nodes into `order` in place; return how many nodes were moved.
 
-    Nodes on a longest subsequence already in relative order stay; only the others move, which
-    is the fewest moves possible (so a sorted graph moves nothing, SRT-4).
+    Each node is moved right after the one before it in `order` unless it is there already (torch's
+    cursor), so a sorted graph moves nothing (SRT-4). `fast=True` keeps the nodes on a longest
+    subsequence already in relative order (`reference.fast.sort.on_longest_increasing`) and
+    moves only the others: the same order, with the fewest moves.
     """
     current = list(graph.nodes)
     rank = {node: i for i, node in enumerate(current)}
     if len(order) != len(current) or any(node not in rank for node in order):
         raise FxOracleError("SRT-4: the order must list every node of the graph exactly once")
-    keep = _on_longest_increasing([rank[node] for node in order])
+    stays = on_longest_increasing([rank[node] for node in order]) if fast else [False] * len(order)
     moves = 0
     previous: Node | None = None
-    for node, stays in zip(order, keep, strict=True):
-        if not stays:
+    for node, stay in zip(order, stays, strict=True):
+        if not stay:
             moves += _move_after(graph, previous, node)
         previous = node
     return moves
@@ -201,24 +172,3 @@ def _move_after(graph: Graph, previous: Node | None, node: Node) -> int:
         return 0
     previous.append(node)
     return 1
-
-
-def _on_longest_increasing(values: Sequence[int]) -> list[bool]:
-    """Mark one longest strictly increasing subsequence of distinct `values` (O(n log n))."""
-    tails: list[int] = []  # tails[k]: index of the smallest tail of an increasing run of k + 1
-    tail_values: list[int] = []
-    parent = [-1] * len(values)
-    for i, value in enumerate(values):
-        k = bisect.bisect_left(tail_values, value)
-        parent[i] = tails[k - 1] if k > 0 else -1
-        if k == len(tails):
-            tails.append(i)
-            tail_values.append(value)
-        else:
-            tails[k], tail_values[k] = i, value
-    keep = [False] * len(values)
-    i = tails[-1] if tails else -1
-    while i >= 0:
-        keep[i] = True
-        i = parent[i]
-    return keep

@@ -63,7 +63,7 @@ def test_exp6_positions_key_equal(v: GraphView) -> None:
     for group in expand(v).kept_regions():
         assert len({len(r) for r in group}) == 1
         for position in zip(*group, strict=True):
-            assert len({v.bucket[n] for n in position}) == 1, "EXP-6"
+            assert len({v.bucket_of[n] for n in position}) == 1, "EXP-6"
             assert all(v.ops[n] == "call_function" for n in position), "EXP-5"
 
 

@@ -21,9 +21,9 @@ from tests.support.paths import EXAMPLES
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
 
-    def counted(view: GraphView) -> Expansion:
+    def counted(view: GraphView, *, fast: bool = False) -> Expansion:
         calls.append(len(view))
-        return expand(view)
+        return expand(view, fast=fast)
 
     monkeypatch.setattr(reference.expand.regions, "expand", counted)
     return calls

@@ -1,0 +1,43 @@
+"""EXP-11: the expansion's speed-ups (`reference.fast.expand`) give the plain path's result: the
+lazy ancestor search answers like a full closure, and the fast view and expansion equal the
+plain ones on generated graphs (here) and on the corpus and random models
+(`tests/reference/test_fast_paths.py`)."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+from hypothesis import given
+
+from reference.expand.graph_view import GraphView
+from reference.expand.lockstep import ancestors, expand
+from reference.fast.expand import AncestorSearch
+from tests.reference.test_expand_props import graphs
+from tests.support.views import view
+
+CF = "call_function"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exp11_ancestor_search_matches_closure(seed: int) -> None:
+    """EXP-11: the lazy rank-bounded search answers exactly like a full ancestor closure, in
+    any order of questions, and so does the plain path's `ancestors`."""
+    graph = nx.gnp_random_graph(40, 0.1, seed=seed, directed=True)
+    dag = nx.DiGraph((u, w) for u, w in graph.edges if u < w)
+    dag.add_nodes_from(range(40))
+    rows = [(f"n{i}", CF, [f"n{u}" for u in sorted(dag.predecessors(i))], None) for i in range(40)]
+    v = view(rows)
+    for root in (39, 25, 10):
+        search = AncestorSearch(v.args, root)
+        expected = nx.ancestors(dag, root)
+        assert ancestors(v.args, root) == expected
+        for u in sorted(range(40), reverse=seed % 2 == 0):
+            assert (u in search) == (u in expected), (root, u)
+
+
+@given(graphs())
+def test_exp11_fast_expansion_equals_plain_on_generated_graphs(v: GraphView) -> None:
+    """EXP-11: every group, region and step (candidates, refusing region, reason) is equal."""
+    plain = expand(v)
+    assert expand(v, fast=True) == plain
+    assert plain.groups, "a generated graph has a group to expand"
