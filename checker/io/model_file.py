@@ -22,7 +22,8 @@ import os
 import re
 import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,17 @@ def model_from_source(name: str, source: str) -> Model:
     """The model a model file with text `source` defines, without writing a file: the text is
     compiled under the file name `<name>` (Dynamo keys call sites by file and line)."""
     return _model_of(name, _run(name, source, f"<{name}>").__dict__, source, f"<{name}>")
+
+
+@contextmanager
+def model_tried(name: str, source: str) -> Iterator[Model]:
+    """`model_from_source(name, source)` for the block, its module then dropped from
+    `sys.modules`: a shrinker tries hundreds of texts, each a module of its own (FIL-15)."""
+    module = _module_name(name, source, f"<{name}>")
+    try:
+        yield model_from_source(name, source)
+    finally:
+        sys.modules.pop(module, None)
 
 
 def _run(stem: str, source: str, filename: str) -> types.ModuleType:

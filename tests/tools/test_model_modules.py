@@ -15,7 +15,7 @@ import sys
 import pytest
 import torch
 
-from checker.io.model_file import load_model_file, model_from_source
+from checker.io.model_file import load_model_file, model_from_source, model_tried
 from reference.dynamo.capture import capture
 from tests.support.paths import CORPUS
 
@@ -66,3 +66,11 @@ def test_fil15_a_model_captures_after_another_of_its_name() -> None:
         graph = capture(built.model, built.example_inputs)
         (got,) = graph.gm(*graph.example_inputs)
         torch.testing.assert_close(got, built.model(*built.example_inputs))
+
+
+def test_fil15_a_tried_text_s_module_is_dropped_after_it() -> None:
+    """The shrinker's candidates: each a module of its own while tried, none kept after."""
+    with model_tried("candidate", HELPER) as tried:
+        name = tried.model.__module__
+        assert sys.modules[name].__dict__["model"] is tried.model
+    assert name not in sys.modules

@@ -6,7 +6,7 @@ rebuilds a small model or graph and fails with an `AssertionError` on the wrong 
 user's implementation, by running the oracle on itself. The model's source is shrunk
 (`source_reduce`) for the model-level components, the graph (`graph_reduce`) for the
 graph-level ones, keeping the divergence: same component, kind and blamed side. Every candidate
-is built in memory (`model_from_source`), never written to a file, and tried in this process
+is built in memory (`model_tried`), never written to a file, and tried in this process
 (fast); a repro is written only once a fresh interpreter proved that running it raises
 `AssertionError` (`checker.oracle.repro.prover`, DIF-15). When the shrunk one does not, a
 statement with a process-wide effect was shrunk away, and the source is shrunk again with every
@@ -25,7 +25,7 @@ import torch
 import torch.fx
 
 from checker.io.device import on_device
-from checker.io.model_file import Model, model_from_source
+from checker.io.model_file import Model, model_tried
 from checker.io.reports import write_atomically
 from checker.oracle.compare.divergence import Divergence
 from checker.oracle.compare.graph_level import sort_case, split_case
@@ -199,8 +199,9 @@ def _model_keeps(
 
     def keeps(source: str) -> Divergence | None:
         try:
-            graph = capture_for(on_device(model_from_source("candidate", source), device), only)
-            found = (graph,) if isinstance(graph, Divergence) else diff_capture(graph, only)
+            with model_tried("candidate", source) as candidate:
+                graph = capture_for(on_device(candidate, device), only)
+                found = (graph,) if isinstance(graph, Divergence) else diff_capture(graph, only)
         except Exception:  # the candidate does not load or capture: not kept
             return None
         return next((e for e in found if _same(d)([e])), None)
