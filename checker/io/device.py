@@ -3,7 +3,9 @@ README "Usage").
 
 `device_arg(text)` reads the option: `cpu`, `cuda` or `cuda:N`, where a CUDA device must exist
 here (a bad spec or a missing device is bad input, one line). `on_device(model, device)` moves a
-model file's model (its parameters and buffers) and its example inputs there before capture;
+model file's model (its parameters, buffers and what its attributes hold, a BlockMask included)
+and its example inputs there before capture, with `checker.io.device_move`, whose text a repro
+carries (`moving_lines`, FIL-16);
 `graph_on_device(graph, device)` accepts a loaded graph only where it already lives (it was
 captured there, and fxoracle does not capture it again). `device_of(inputs)` names where the
 example inputs live: the default, and what every report names.
@@ -12,14 +14,17 @@ example inputs live: the default, and what every report names.
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_leaves, tree_map
+from torch.utils._pytree import tree_leaves
 
+from checker.io import device_move
+from checker.io.device_move import _fxoracle_to_device
 from checker.io.model_file import Model
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError, describe
@@ -48,17 +53,29 @@ def device_arg(text: str) -> torch.device:
 
 
 def on_device(model: Model, device: torch.device | None) -> Model:
-    """`model` with its module (parameters and buffers) and example inputs moved to `device`;
-    as it is when `device` is None (the inputs' own device). A function model's own tensors
-    (globals, closures) stay where the file put them."""
+    """`model` with its module (parameters, buffers and what its attributes hold) and example
+    inputs moved to `device` by `checker.io.device_move` (FIL-17); as it is when `device` is
+    None (the inputs' own device). A function model's own tensors (globals, closures) stay
+    where the file put them."""
     if device is None:
         return model
     try:
-        module = model.model.to(device) if isinstance(model.model, torch.nn.Module) else model.model
-        inputs = _moved(model.example_inputs, device)
+        module, inputs = _fxoracle_to_device(device, model.model, model.example_inputs)
     except Exception as e:  # a fake tensor, a module whose `to` raises: the user's to fix
         raise FxOracleError(f"{model.name}: cannot move it to {device}: {describe(e)}") from e
     return replace(model, model=module, example_inputs=inputs)
+
+
+def moving_lines(device: torch.device) -> str:
+    """What a repro of a run with `--device` runs after the model's source (FIL-16): the
+    mover's own text (torch alone) and its call, so the repro moves what the run moved."""
+    mover = inspect.getsource(device_move).split('"""', 2)[2].strip()  # after its docstring
+    return (
+        f"\n\n# fxoracle ran this with --device {device}: the model and its example inputs move "
+        f"there as the run moved them\n# (checker/io/device_move.py); it needs that device\n"
+        f"{mover}\n\n\nmodel, example_inputs = _fxoracle_to_device("
+        f"torch.device({str(device)!r}), model, example_inputs)\n"
+    )
 
 
 def graph_on_device(graph: Capture, device: torch.device | None) -> Capture:
@@ -84,22 +101,3 @@ def _full(device: torch.device) -> torch.device:
     if device.type == "cuda" and device.index is None and torch.cuda.is_available():
         return torch.device("cuda", torch.cuda.current_device())
     return device
-
-
-def _moved(inputs: tuple[Any, ...], device: torch.device) -> tuple[Any, ...]:
-    """Every tensor among `inputs` (nested in lists, tuples, dicts) on `device`, keeping
-    `requires_grad` (a leaf stays a leaf); a tensor already there is left as it is, and one
-    tensor given twice stays one tensor (Dynamo captures it as one input)."""
-    done: list[tuple[torch.Tensor, torch.Tensor]] = []
-
-    def move(value: Any) -> Any:
-        if not isinstance(value, torch.Tensor) or _full(value.device) == _full(device):
-            return value
-        for given, moved in done:
-            if given is value:
-                return moved
-        moved = value.detach().to(device).requires_grad_(value.requires_grad)
-        done.append((value, moved))
-        return moved
-
-    return tuple(tree_map(move, inputs))

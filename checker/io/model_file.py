@@ -6,15 +6,24 @@ A model file is a Python file that defines `model` (an `nn.Module` or a function
 `model_from_source(name, source)` does the same for a model the oracle generated or shrank in
 memory, so no temporary file is ever written. Either gives a `Model` that keeps its source, so a
 repro can be written from it.
+
+Each run is a module of its own (FIL-15): its name carries a digest of its file name and text, so
+a name never stands for two texts in one process (Dynamo caches the module it finds under a name
+for good), and its loader gives the text to `inspect`, so torch finds the source of a model built
+in memory as it finds a file's.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.abc
+import importlib.util
 import os
 import re
 import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +65,8 @@ def load_namespace(path: str | Path) -> Namespace:
     all it defines: a course answer file (`fxoracle course check`)."""
     p = existing(path)
     source = read_source(p)
-    return Namespace(_module_name(p.stem), _run(p.stem, source, str(p)), source)
+    module = _run(p.stem, source, str(p))
+    return Namespace(module.__name__, module.__dict__, source)
 
 
 def model_names(paths: Sequence[str | Path]) -> list[str]:
@@ -75,24 +85,52 @@ def model_names(paths: Sequence[str | Path]) -> list[str]:
 def model_from_source(name: str, source: str) -> Model:
     """The model a model file with text `source` defines, without writing a file: the text is
     compiled under the file name `<name>` (Dynamo keys call sites by file and line)."""
-    return _model_of(name, _run(name, source, f"<{name}>"), source, f"<{name}>")
+    return _model_of(name, _run(name, source, f"<{name}>").__dict__, source, f"<{name}>")
 
 
-def _run(stem: str, source: str, filename: str) -> Mapping[str, Any]:
-    """Run the text as the module `fxoracle_model_<stem>`, registered in `sys.modules` as an
-    import would: torch looks a function's module up there (eager `torch.cond` compiles its
-    branches). Its `__name__` is never `__main__`, so a repro's main block does not run."""
-    name = _module_name(stem)
-    module = types.ModuleType(name)
+@contextmanager
+def model_tried(name: str, source: str) -> Iterator[Model]:
+    """`model_from_source(name, source)` for the block, its module then dropped from
+    `sys.modules`: a shrinker tries hundreds of texts, each a module of its own (FIL-15)."""
+    module = _module_name(name, source, f"<{name}>")
+    try:
+        yield model_from_source(name, source)
+    finally:
+        sys.modules.pop(module, None)
+
+
+def _run(stem: str, source: str, filename: str) -> types.ModuleType:
+    """Run the text as the module `fxoracle_model_<stem>_<digest>`, registered in `sys.modules`
+    as an import would: torch looks a function's module up there (eager `torch.cond` compiles
+    its branches). Its `__name__` is never `__main__`, so a repro's main block does not run."""
+    name = _module_name(stem, source, filename)
+    spec = importlib.util.spec_from_loader(name, _Text(source), origin=filename)
+    assert spec is not None  # a loader was given
+    module = importlib.util.module_from_spec(spec)
     module.__file__ = filename
     sys.modules[name] = module
     with user_code(filename, "at import"):  # FIL-4: SystemExit included
         exec(compile(source, filename, "exec"), module.__dict__)  # what runpy and import do
-    return module.__dict__
+    return module
 
 
-def _module_name(stem: str) -> str:
-    return "fxoracle_model_" + re.sub(r"\W", "_", stem)
+@dataclass(frozen=True, slots=True)
+class _Text(importlib.abc.InspectLoader):
+    """The loader of a module run from its text: `inspect.getsourcefile` finds the source of
+    its functions through it (FIL-15). torch 2.11 and 2.12 otherwise call a function with no
+    source file a builtin and trace it from a wrapper frame, reaching its globals through the
+    module's name."""
+
+    text: str
+
+    def get_source(self, fullname: str) -> str:
+        return self.text
+
+
+def _module_name(stem: str, source: str, filename: str) -> str:
+    """`fxoracle_model_<stem>_<digest>`: one name per file name and text (FIL-15)."""
+    digest = hashlib.sha256(f"{filename}\0{source}".encode()).hexdigest()[:12]
+    return "fxoracle_model_" + re.sub(r"\W", "_", stem) + "_" + digest
 
 
 def _model_of(name: str, namespace: Mapping[str, Any], source: str, where: str) -> Model:

@@ -7,19 +7,24 @@ skips with one reason. `make test` leaves the tier out (`-m "not cuda"`).
 - `diff --against torch` on CUDA blames nothing on the reference;
 - the fake-CUDA corpus files, their inputs made real on the GPU;
 - the train-mode dropout model: CHK-17 replays CUDA's generator (C4);
-- the device option's real errors, the generators' states and the tolerance on CUDA.
+- the device option's real errors, the generators' states and the tolerance on CUDA;
+- a repro of a run on CUDA moves its model there and fails there (FIL-16), and a BlockMask
+  moves with its module (FIL-17).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from torch.nn.attention.flex_attention import BlockMask
 
 from checker.cli import main
 from checker.io.device import on_device
@@ -45,13 +50,7 @@ REAL = sorted((ROOT / "tests" / "realmodels").glob("*.py"))
 BF16 = ("gpt2", "bert", "llama", "t5", "vit")  # the issue's five under bf16 autocast
 FAST = ("gpt2", "bert", "t5", "llama_custom_act", "dynamic_blocks", "cond_blocks")
 NOTHING_REPLACED = {"mixtral"}  # every region refused (tests/models/test_real_models.py)
-# `--device` moves a module's parameters and buffers (FIL-8), not other attributes
-CPU_ONLY = {"llama_flex": "its BlockMask is an attribute built on the CPU (device='cpu')"}
-CASES = [
-    pytest.param(p, id=p.stem, marks=[pytest.mark.skip(reason=CPU_ONLY[p.stem])]
-                 if p.stem in CPU_ONLY else [])
-    for p in REAL
-]  # fmt: skip
+CASES = [pytest.param(p, id=p.stem) for p in REAL]  # llama_flex's BlockMask moves (FIL-17)
 
 
 class _Autocast(torch.nn.Module):
@@ -188,3 +187,29 @@ def test_cuda_device_past_the_devices_is_one_line(capsys: pytest.CaptureFixture[
     assert line.endswith(f"this machine has {count} CUDA device(s)")
     assert main(["verify", d01, "--device", "cuda", "--json", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["device"] == "cuda:0"
+
+
+@pytest.mark.spec("FIL-16")
+def test_cuda_fil16_a_repro_of_a_cuda_run_moves_there_and_fails_there(tmp_path: Path) -> None:
+    """B1 against torch on CUDA: the repro moves the model file's CPU model to `cuda:0` before
+    its main block, and fails with AssertionError in a fresh interpreter."""
+    model = load_model_file(CORPUS / "b1_float_constants.py")
+    report = run_diff([model], "torch", "dedup", repro_dir=tmp_path, device=CUDA)
+    assert report.device == "cuda:0"
+    (repro,) = report.graphs[0].repros
+    call = "model, example_inputs = _fxoracle_to_device(torch.device('cuda:0'), model, " \
+           "example_inputs)"  # fmt: skip
+    assert call in Path(repro).read_text().splitlines()
+    ran = subprocess.run([sys.executable, repro], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 1 and "AssertionError" in ran.stderr, ran.stderr[-2000:]
+
+
+@pytest.mark.spec("FIL-17")
+def test_cuda_fil17_llama_flex_s_block_mask_moves_with_its_module() -> None:
+    path = ROOT / "tests" / "realmodels" / "llama_flex.py"
+    _needs_transformers(path)
+    moved = on_device(load_model_file(path), CUDA).model
+    assert isinstance(moved, torch.nn.Module)
+    mask = vars(moved)["mask"]  # a plain attribute, not a buffer
+    assert isinstance(mask, BlockMask)
+    assert mask.kv_num_blocks.device == CUDA and mask.kv_indices.device == CUDA

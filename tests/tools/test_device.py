@@ -129,3 +129,42 @@ def test_fil8_a_bad_device_spec_is_one_line(spec: str, capsys: pytest.CaptureFix
     assert main(["verify", D01, "--device", spec]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.endswith(f"argument --device: {spec!r} is not cpu, cuda or cuda:N")
+
+
+BLOCK_MASK_MODEL = """import torch
+from torch.nn.attention.flex_attention import create_block_mask
+
+
+def causal(b, h, q, kv):
+    return q >= kv
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.mask = create_block_mask(causal, B=None, H=None, Q_LEN=8, KV_LEN=8, device="cpu")
+        self.own = {"masks": [self.mask], "scale": torch.ones(4), "name": "plain", "me": self}
+
+
+model = M()
+example_inputs = (torch.ones(2, 4), model.mask)
+"""
+
+
+@pytest.mark.spec("FIL-17")
+def test_fil17_a_block_mask_and_a_module_s_own_tensors_move() -> None:
+    """`llama_flex.py`'s case: a BlockMask built on the CPU, held by the module and given as an
+    input, moves with it (one BlockMask stays one); so do tensors in a module's attributes."""
+    model = model_from_source("masked", BLOCK_MASK_MODEL)
+    moved = on_device(model, torch.device("meta"))
+    assert moved.model is model.model  # in place, as `to`
+    own: dict[str, Any] = vars(moved.model)  # plain attributes, not parameters or buffers
+    mask = own["mask"]
+    assert type(mask).__name__ == "BlockMask" and mask.kv_num_blocks.device.type == "meta"
+    assert mask.q_indices is not None and mask.q_indices.device.type == "meta"
+    assert own["own"]["masks"][0] is mask and own["own"]["scale"].device.type == "meta"
+    assert own["own"]["name"] == "plain" and own["own"]["me"] is model.model  # met again: once
+    assert moved.example_inputs[1] is mask and moved.example_inputs[0].device.type == "meta"
+    weight = own["_modules"]["lin"].weight
+    assert isinstance(weight, torch.nn.Parameter) and weight.device.type == "meta"

@@ -85,7 +85,7 @@ def repro_task(
             graph = capture_for(model, sides)
             if isinstance(graph, Divergence):
                 return None
-            made = write_repros(model, graph, [d], sides, Path(tmp), tag)
+            made = write_repros(model, graph, [d], sides, Path(tmp), tag, device=device)
             texts = [ReproFile(d.signature(), p.name, p.read_text()) for p in made.written]
     except Exception:  # shrinking is best effort: the finding keeps its source
         return None

@@ -59,7 +59,7 @@ def run_diff(
     # one prover for the run: its interpreter imports torch once for every repro (DIF-15)
     with interrupts_noted() as interrupted, closing(Prover()) as prover:
         for model in everything:  # a Ctrl-C torch swallowed still stops the diff
-            graphs.append(diff_model(model, sides, repro_dir, prover))
+            graphs.append(diff_model(model, sides, repro_dir, prover, device=device))
             if interrupted.is_set():
                 raise KeyboardInterrupt
             if progress is not None:
@@ -69,32 +69,35 @@ def run_diff(
 
 
 def diff_model(
-    model: Model, sides: Sides, repro_dir: Path | None = None, prover: Prover | None = None
-) -> GraphDiff:
+    model: Model, sides: Sides, repro_dir: Path | None = None, prover: Prover | None = None,
+    *, device: torch.device | None = None,
+) -> GraphDiff:  # fmt: skip
     """All chosen components on one model, then a repro per blamed divergence kind, proved by
-    `prover` (or one of its own)."""
+    `prover` (or one of its own); `device` is the `--device` it was moved to, which its repros
+    move it to too (FIL-16)."""
     doing(f"diffing {model.name}")  # a crash in it is blamed on it (FIL-11)
     with model_caches_dropped():
-        return _diff_model(model, sides, repro_dir, prover)
+        return _diff_model(model, sides, repro_dir, prover, device)
 
 
 def _diff_model(
-    model: Model, sides: Sides, repro_dir: Path | None, prover: Prover | None
-) -> GraphDiff:
+    model: Model, sides: Sides, repro_dir: Path | None, prover: Prover | None,
+    device: torch.device | None,
+) -> GraphDiff:  # fmt: skip
     graph = capture_for(model, sides)
     if isinstance(graph, Divergence):
         found: tuple[Divergence, ...] = classified((graph,))
     else:
         found = classified(diff_capture(graph, sides))
-    device = device_of(model.example_inputs)
+    where = device_of(model.example_inputs)
     if repro_dir is None or not found:
-        return GraphDiff(model.name, found, device=device)
+        return GraphDiff(model.name, found, device=where)
     if isinstance(graph, Divergence):
         made = not_captured(found)
     else:
-        made = write_repros(model, graph, found, sides, repro_dir, prover=prover)
+        made = write_repros(model, graph, found, sides, repro_dir, prover=prover, device=device)
     written = tuple(str(p) for p in made.written)
-    return GraphDiff(model.name, found, written, device=device, no_repros=made.missing)
+    return GraphDiff(model.name, found, written, device=where, no_repros=made.missing)
 
 
 class DiffBar(Bar):

@@ -72,7 +72,7 @@ def diff_ref(ref: ModelRef, args: DiffArgs) -> GraphDiff:
     """A worker's task: load one model and diff it."""
     sides = make_sides(args.against, args.component, strict_order=args.strict_order)
     repro_dir = Path(args.repro_dir) if args.repro_dir else None
-    return diff_model(on_device(ref.load(), args.device), sides, repro_dir)
+    return diff_model(on_device(ref.load(), args.device), sides, repro_dir, device=args.device)
 
 
 def run_diff_pool(

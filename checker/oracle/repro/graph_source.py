@@ -1,7 +1,8 @@
 """Graphs as source, for the oracle's repros (spec chapter 08, DIF-8).
 
 `graph_source(gm, inputs)` gives statements that rebuild `gm` with torch.fx and seeded random
-inputs of the same shapes, dtypes and requires_grad, so the repro of a graph-level divergence
+inputs of the same shapes, dtypes, devices (drawn on the CPU, then moved: the same numbers on
+every device, FIL-16) and requires_grad, so the repro of a graph-level divergence
 is a plain script. Targets and callable constants are written as importable names
 (`target_expr`); a node, constant or input that cannot be written (get_attr, call_module, a
 target with no importable name, an input that is not a float tensor or a number) makes the
@@ -27,7 +28,7 @@ class Unwritable(Exception):
 
 def graph_source(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> str | None:
     """Statements that rebuild `gm` as `gm` with torch.fx and seeded random `inputs` of the
-    same shapes, dtypes and requires_grad; they need `torch`, `operator` and `builtins`
+    same shapes, dtypes, devices and requires_grad; they need `torch`, `operator` and `builtins`
     imported. None when a node cannot be written (get_attr, call_module, an unnamed target)."""
     names = {n: f"n{i}" for i, n in enumerate(gm.graph.nodes)}
     lines = ["g = torch.fx.Graph()"]
@@ -115,5 +116,6 @@ def _input_expr(value: Any) -> str:
     if not isinstance(value, torch.Tensor) or not value.is_floating_point():
         raise Unwritable(type(value).__name__)
     dims = "".join(f"{d}, " for d in value.shape)
+    moved = "" if value.device.type == "cpu" else f".to({_constant_expr(value.device)})"
     grad = ".requires_grad_()" if value.requires_grad else ""
-    return f"torch.randn(({dims}), generator=_g, dtype={value.dtype}){grad}"
+    return f"torch.randn(({dims}), generator=_g, dtype={value.dtype}){moved}{grad}"

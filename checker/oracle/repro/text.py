@@ -19,6 +19,7 @@ from typing import Any, assert_never
 import torch
 import torch.fx
 
+from checker.io.device import moving_lines
 from checker.oracle.compare.divergence import Blame, Divergence
 from checker.oracle.repro.graph_source import graph_source
 from checker.oracle.sides.cases import parse_split_case, partition_ids, sort_input
@@ -43,11 +44,16 @@ def header(d: Divergence) -> str:
     return head + "".join(f"# {line}".rstrip() + "\n" for line in d.detail.splitlines())
 
 
-def model_repro(source: str, d: Divergence, sides: Sides) -> str:
-    """The model's source, then a `__main__` block that fails on the wrong side."""
+def model_repro(
+    source: str, d: Divergence, sides: Sides, device: torch.device | None = None
+) -> str:
+    """The model's source, moved to the run's `--device` as the run moved it (FIL-16), then a
+    `__main__` block that fails on the wrong side."""
     head = header(d) + _loaded(sides, d)
     futures = "".join(_FUTURE.findall(source))  # must stay the first statements
     head, source = head + futures + version_guard(), _FUTURE.sub("", source)
+    if device is not None:
+        source += moving_lines(device)
     if not _is_torch(sides, d):
         return head + source + _ORACLE_MAIN.format(**_oracle_fields(sides.against, d))
     main = _TORCH_DEDUP_MAIN if d.component is Component.DEDUP else _TORCH_TRACKER_MAIN

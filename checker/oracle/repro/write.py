@@ -6,7 +6,7 @@ rebuilds a small model or graph and fails with an `AssertionError` on the wrong 
 user's implementation, by running the oracle on itself. The model's source is shrunk
 (`source_reduce`) for the model-level components, the graph (`graph_reduce`) for the
 graph-level ones, keeping the divergence: same component, kind and blamed side. Every candidate
-is built in memory (`model_from_source`), never written to a file, and tried in this process
+is built in memory (`model_tried`), never written to a file, and tried in this process
 (fast); a repro is written only once a fresh interpreter proved that running it raises
 `AssertionError` (`checker.oracle.repro.prover`, DIF-15). When the shrunk one does not, a
 statement with a process-wide effect was shrunk away, and the source is shrunk again with every
@@ -24,7 +24,8 @@ from typing import Any
 import torch
 import torch.fx
 
-from checker.io.model_file import Model, model_from_source
+from checker.io.device import on_device
+from checker.io.model_file import Model, model_tried
 from checker.io.reports import write_atomically
 from checker.oracle.compare.divergence import Divergence
 from checker.oracle.compare.graph_level import sort_case, split_case
@@ -63,18 +64,20 @@ UNPROVED = "the repro did not fail with AssertionError in a fresh interpreter"
 def write_repros(
     model: Model, graph: Capture, found: Sequence[Divergence], sides: Sides,
     repro_dir: Path, tag: str = "", prover: Prover | None = None,
+    device: torch.device | None = None,
 ) -> Repros:  # fmt: skip
     """One repro per blamed (component, kind, blame) of `found`, named
     `<model>_<tag or component>[_<n>]_repro.py` (DIF-8) and written only once proved standalone
-    (DIF-15, by `prover`, or one of its own); for those none can be written for, why (DIF-28)."""
+    (DIF-15, by `prover`, or one of its own); for those none can be written for, why (DIF-28).
+    `device` is the run's `--device`: each candidate and the repro move there (FIL-16)."""
     if prover is None:
         with closing(Prover()) as own:
-            return write_repros(model, graph, found, sides, repro_dir, tag, own)
+            return write_repros(model, graph, found, sides, repro_dir, tag, own, device)
     written: list[Path] = []
     missing: list[str] = []
     for d in _to_repro(found):
         stem = _stem(model.name, tag or str(d.component), written, repro_dir)
-        text = _repro_text(model, graph, d, Proving(sides, prover))
+        text = _repro_text(model, graph, d, Proving(sides, prover, device))
         if isinstance(text, NoRepro):
             missing.append(f"{no_repro_label(d)}: {text.why}")
             continue
@@ -127,10 +130,11 @@ def _same(d: Divergence) -> Callable[[Sequence[Divergence]], bool]:
 
 @dataclass(frozen=True, slots=True)
 class Proving:
-    """The sides a repro is made for, and the prover of its texts."""
+    """The sides a repro is made for, the prover of its texts and the run's `--device`."""
 
     sides: Sides
     prover: Prover
+    device: torch.device | None = None
 
 
 def _repro_text(model: Model, graph: Capture, d: Divergence, how: Proving) -> str | NoRepro:
@@ -154,27 +158,27 @@ def _model_repro_text(source: str, d: Divergence, how: Proving) -> str | NoRepro
     """Shrunk with candidates tried here and the result proved in a fresh interpreter; when
     the proof fails, a statement with a process-wide effect looked removable: shrunk again with
     every accepted candidate proved (slower: a process each)."""
-    text = _shrunk_model_repro(source, d, how.sides, prove=lambda _: True)
+    text = _shrunk_model_repro(source, d, how, prove=lambda _: True)
     if text is None:
         return NoRepro("the model rebuilt from its source no longer diverges so, or its repro "
                        "does not fail here")  # fmt: skip
     if how.prover.fails(text):
         return text
-    proved = _shrunk_model_repro(source, d, how.sides, prove=how.prover.fails)
+    proved = _shrunk_model_repro(source, d, how, prove=how.prover.fails)
     return NoRepro(UNPROVED) if proved is None else proved
 
 
 def _shrunk_model_repro(
-    source: str, d: Divergence, sides: Sides, prove: Callable[[str], bool]
+    source: str, d: Divergence, how: Proving, prove: Callable[[str], bool]
 ) -> str | None:
     """The repro of `source` shrunk while the divergence and the repro's failure stay, each
     accepted candidate's repro also judged by `prove`; None when not even `source` keeps."""
-    diverges = _model_keeps(d, sides)
+    diverges = _model_keeps(d, how.sides, how.device)
     accepted: dict[str, str] = {}
 
     def keeps(candidate: str) -> bool:  # the divergence stays, and so does the failure
         found = diverges(candidate)
-        text = None if found is None else model_repro(candidate, found, sides)
+        text = None if found is None else model_repro(candidate, found, how.sides, how.device)
         if text is None or not fails_here(text) or not prove(text):
             return False
         accepted[candidate] = text
@@ -186,14 +190,18 @@ def _shrunk_model_repro(
     return accepted[source] if keeps(source) else None
 
 
-def _model_keeps(d: Divergence, sides: Sides) -> Callable[[str], Divergence | None]:
-    """The candidate's divergence of `d`'s kind, or None when it has none (or fails to load)."""
+def _model_keeps(
+    d: Divergence, sides: Sides, device: torch.device | None
+) -> Callable[[str], Divergence | None]:
+    """The candidate's divergence of `d`'s kind, on `device`, or None when it has none (or
+    fails to load or move)."""
     only = sides.only(d.component) if d.component is not None else sides
 
     def keeps(source: str) -> Divergence | None:
         try:
-            graph = capture_for(model_from_source("candidate", source), only)
-            found = (graph,) if isinstance(graph, Divergence) else diff_capture(graph, only)
+            with model_tried("candidate", source) as candidate:
+                graph = capture_for(on_device(candidate, device), only)
+                found = (graph,) if isinstance(graph, Divergence) else diff_capture(graph, only)
         except Exception:  # the candidate does not load or capture: not kept
             return None
         return next((e for e in found if _same(d)([e])), None)
