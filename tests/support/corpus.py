@@ -2,7 +2,7 @@
 torch side (`checker.oracle.sides.torch_side`): no test observes torch on its own.
 
 A corpus file is a model file (`checker.io.model_file`) that also states what it is about:
-`scenario`, `description`, `torch_wrong`, `tracking_only` and `device` (see
+`scenario`, `description`, `torch_wrong`, `torch_right_from`, `tracking_only` and `device` (see
 `tests/corpus/README.md`); `load_model_file` reads those constants from the source without
 running it twice. `torch_region_groups`, `torch_mutations`, `torch_dedup_graph` and
 `torch_raw_dedup` run torch's tracker and pass on fxoracle's capture, as the oracle does;
@@ -58,6 +58,7 @@ class CorpusFile:
     description: str
     torch_wrong: str | None  # the bug id when torch gets this file wrong
     tracking_only: bool
+    torch_right_from: str | None = None  # the first release whose torch.compile gets it right
 
     @property
     def model(self) -> Callable[..., Any]:
@@ -77,11 +78,12 @@ def load_model_file(path: str | Path) -> CorpusFile:
     path = Path(path)
     loaded = load_model(path)
     meta = _constants(loaded.source)
-    wrong = meta.get("torch_wrong")
+    wrong, right = meta.get("torch_wrong"), meta.get("torch_right_from")
     return CorpusFile(path, loaded, str(meta.get("device", "cpu")),
                       str(meta.get("scenario", "")), str(meta.get("description", "")),
                       None if wrong is None else str(wrong),
-                      bool(meta.get("tracking_only", False)))  # fmt: skip
+                      bool(meta.get("tracking_only", False)),
+                      None if right is None else str(right))  # fmt: skip
 
 
 def _constants(source: str) -> dict[str, object]:
