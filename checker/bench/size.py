@@ -68,6 +68,7 @@ CONCEPTS = (
 LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("alias DB and node effects", ("reference/effects/",)),
     ("cycle refusal", ("reference/replace/cycle.py",)),
+    ("alias and draw ordering", ("reference/sort/aliases.py",)),  # SRT-12, SRT-13
     ("fast paths", ("reference/fast/",)),
 )
 
