@@ -18,10 +18,11 @@ pair, a model that keeps a different element of each call's result (regions of o
 external outputs differ).
 
 Random draws (chapter 09, EFF-4), drawn after everything else so that a model drawing nothing
-keeps every earlier choice: half of the models get one or two draws in the block (`DRAWS`:
-`rand`, `rand_like`, `randn`, `dropout` in train mode, `bernoulli`, `normal`, one in place, one
-through a view), among its views, in-place updates and the calls' `no_grad` and `autocast`
-blocks, and half of those a draw before the first call (`MODEL_DRAWS`).
+keeps every earlier choice: every model of the `draws` family and half of the `dynamic` one get
+one or two draws in the block (`DRAWS`: `rand`, `rand_like`, `randn`, `dropout` in train mode,
+`bernoulli`, `normal`, one in place, one through a view), among its views, in-place updates and
+the calls' `no_grad` and `autocast` blocks, and half of those a draw before the first call
+(`MODEL_DRAWS`; always in `draws`). The other families' twins draw nothing.
 
 Construct families (`FAMILIES`): on top of its random choices, each model is made to hold one
 family of constructs that users write and passes get wrong: `constants` (calls that differ by
@@ -31,12 +32,12 @@ a view), `shared_operands` (each twin's second operand views its first), `severa
 block returns a pair; the model keeps the first element of call 0 and the second of call 1),
 `input_view_writes` (the block writes a view of its second input), `draws` (twins with a draw
 that depends on no value, and a draw before the first call) and `dynamic` (symbolic sizes).
-Twins are calls 0 and 1 with the same operands in one grad mode, drawing nothing unless in
-`draws`; where a cautious pass must outline them for the construct to matter (`OUTLINED`), the
-block writes nothing and holds one tensor per statement. Model `i` of campaign `seed` holds
-family `(seed + i) % 7`, so any seed's first seven models hold every family, and a pass that
-gets one wrong is blamed within its first models (DIF-29); the Hypothesis strategy draws the
-family.
+Twins are calls 0 and 1 with the same operands in one grad mode (in every family but
+`dynamic`), drawing nothing unless in `draws`; where a cautious pass must outline them for the
+construct to matter (`OUTLINED`), the block writes nothing and holds one tensor per statement.
+Model `i` of campaign `seed` holds family `(seed + i) % 7`, so any seed's first seven models
+hold every family, and a pass that gets one wrong is blamed within its first models (DIF-29);
+the Hypothesis strategy draws the family.
 
 Valid by construction: every op keeps the shape of `h`, a call pairs tensors of one shape, and
 in-place updates touch the block's own tensor or, guarded by `if not g.requires_grad`, its
@@ -48,6 +49,7 @@ generator, `model_specs()` the Hypothesis strategy; both draw through one `Picke
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
@@ -87,9 +89,10 @@ UPDATES = (
     "if not g.requires_grad:\n        g.mul_(s)",
     "if not g.requires_grad:\n        g.add_(1)",
 )  # fmt: skip
-# in-place writes of a view of the block's second input (the `input_view_writes` family)
+# in-place writes of a view of the block's second input (the `input_view_writes` family), by
+# slicing: an earlier result may be laid out transposed, which `view(-1)` refuses
 VIEW_UPDATES = (
-    "if not g.requires_grad:\n        g.view(-1).mul_(s)",
+    "if not g.requires_grad:\n        g[:, 1:].mul_(s)",
     "if not g.requires_grad:\n        g[0].add_(1)",
 )
 CONSTANTS = ("0.5", "2.0", "3.0")
@@ -123,7 +126,7 @@ MODEL_DRAWS = (
 FAMILIES = ("constants", "written_views", "shared_operands", "several_outputs",
             "input_view_writes", "draws", "dynamic")  # fmt: skip
 OUTLINED = FAMILIES[1:4]  # their twins must be outlined: the block neither writes nor draws
-TWINS = ("constants", *OUTLINED, "draws")  # call 1 repeats call 0 (`_twins`)
+TWINS = FAMILIES[:6]  # call 1 repeats call 0 (`_calls`)
 # what a cautious pass never outlines: writes, values that are not one tensor (a size, a tuple)
 UNOUTLINED = tuple(
     st for st in STATEMENTS if "_(" in st or "+=" in st or "h.shape" in st or "chunk" in st
@@ -161,21 +164,23 @@ def build_spec(pick: Picker, seed: int, family: str) -> ModelSpec:
 
 def _block_of(family: str, body: tuple[str, ...]) -> tuple[str, ...]:
     """The `constants` family's block adds with `alpha=s` (B1's pattern, an op the block uses
-    once); where the twins must be
+    once), the `shared_operands` family's reads `g`; where the twins must be
     outlined, the block holds only statements a cautious pass outlines."""
     if family in OUTLINED:
         body = tuple(st for st in body if st not in UNOUTLINED)
     if family == "constants" and ALPHA not in body:
         body = (*body, ALPHA)
+    if family == "shared_operands" and not any(re.search(r"\bg\b", st) for st in body):
+        body = (*body, "t = t * g")  # the second operand is read
     return body
 
 
 def _with_draws(pick: Picker, spec: ModelSpec) -> ModelSpec:
-    """Random draws (drawn after everything else, so the models of earlier releases keep their
-    choices where they draw nothing): one or two in the block, half of the time (at least one
-    in the `draws` family, none where the calls must be outlined), each at a random place after
-    its first statement; then, half of the time (always in the `draws` family), a draw before
-    the first call."""
+    """Random draws (drawn after everything else, so that a model drawing nothing keeps its
+    other choices): one or two in the block, half of the time (at least one in the `draws`
+    family, none in the other families with twins), each at a random place after its first
+    statement; then, half of the time (always in the `draws` family), a draw before the first
+    call."""
     body = list(spec.body)
     count: int = pick((0, 0, 1, 2))
     if spec.family in TWINS and spec.family != "draws":  # the twins draw nothing
