@@ -55,7 +55,10 @@ from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from checker.io.model_file import Model, model_from_source
-from checker.oracle.campaign.modelspec import Call, InputSpec, ModelSpec, render
+from checker.oracle.campaign.modelspec import Call as Call
+from checker.oracle.campaign.modelspec import InputSpec as InputSpec
+from checker.oracle.campaign.modelspec import ModelSpec as ModelSpec
+from checker.oracle.campaign.modelspec import render as render
 
 T = TypeVar("T")
 
