@@ -76,8 +76,10 @@ fuzz: $(STAMP)
 	$(VENV)/bin/fxoracle fuzz --minutes $(or $(MINUTES),60) --seed $(or $(SEED),0) \
 		--out fuzz-findings.json --repro-dir fuzz-repros $(ARGS)
 
-# region finding and keying vs torch, dedup and check_transformation at 2.4k/9.6k/38k nodes, then
-# verify on a 48-layer decoder (capture against the rest)
+# region finding and keying vs torch, dedup and check_transformation at 2.4k/9.6k/38k nodes, a
+# campaign on 1 and 2 workers, each of the nine planted bugs' time to detect (and model count) on
+# random models of seeds 0, 1 and 2 (DIF-29), then verify on a 48-layer decoder (capture against
+# the rest)
 bench: $(STAMP)
 	$(VENV)/bin/fxoracle bench $(ARGS)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/fxoracle verify checker/examples/llama_48_layers.py

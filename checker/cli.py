@@ -167,7 +167,7 @@ def _run_bench(args: argparse.Namespace) -> int:
     if args.campaign_models > 0:
         print(campaign.run(args.campaign_models, 0), end="")
     if args.detect_models > 0:
-        print(detect.run(0, models=args.detect_models), end="")
+        print(detect.run(tuple(args.detect_seeds), models=args.detect_models), end="")
     return 0
 
 

@@ -212,6 +212,8 @@ def _bench_parser(sub: Sub[_Parser]) -> None:
         metavar="N",
         help="time to blame each planted bug, N random models (0: skip)",
     )
+    bench.add_argument("--detect-seeds", type=count, nargs="+", default=[0, 1, 2], metavar="S",
+                       help="the seeds of those random models")  # fmt: skip
     bench.add_argument(
         "--size", action="store_true",
         help="only measure the reference's size: reach of deduplicate on the bundled example, "

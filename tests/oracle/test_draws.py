@@ -23,7 +23,8 @@ DRAWS_FILE = CORPUS_DIR / "own_draws.py"
 @pytest.mark.spec("DIF-6")
 def test_dif6_random_models_draw_among_views_updates_and_switches() -> None:
     """Of seed 0's first 200 models, every kind of draw appears, in blocks and between calls,
-    and models that draw also hold views, in-place updates and grad-mode or autocast blocks."""
+    and models that draw also hold views, in-place updates and grad-mode or autocast blocks
+    (the `draws` family's models, and half of the `dynamic` family's)."""
     specs = [random_spec(0, i) for i in range(200)]
     drawing = [s for s in specs if s.draw or any(st in DRAWS for st in s.body)]
     assert {st for s in specs for st in s.body if st in DRAWS} == set(DRAWS)
@@ -32,7 +33,7 @@ def test_dif6_random_models_draw_among_views_updates_and_switches() -> None:
     assert any(any("_(" in st and st not in DRAWS for st in s.body) for s in drawing)
     contexts = {c.context.split("(")[0] for s in drawing for c in s.calls}
     assert {"torch.no_grad", "torch.autocast"} <= contexts
-    assert len(drawing) > len(specs) // 3  # half of them, by the draw
+    assert len(drawing) >= len(specs) // 7  # the `draws` family's, at least
 
 
 @pytest.mark.spec("DIF-6", "DIF-29")
@@ -57,20 +58,21 @@ def test_dif29_reordered_draws_are_blamed_on_the_corpus_with_a_seeded_repro(
 
 @pytest.mark.spec("DIF-29")
 def test_dif29_random_models_blame_reordered_draws() -> None:
-    """Seed 0's models 0-4 draw nothing or switch grad mode around every draw; model 5 draws
-    in the block and before the first call."""
+    """Seed 0's model 5 holds the `draws` family: twin calls, each drawing numbers that depend
+    on no value (the sort may swap them), and a draw before the first call."""
     report = run_diff([random_model(0, 5)], REORDERS, "dedup")
     assert [d.blame for g in report.graphs for d in g.divergences] == [Blame.OTHER]
 
 
 @pytest.mark.spec("DIF-29")
 def test_dif29_bench_times_the_first_blame_of_each_planted_bug() -> None:
-    """The bench's row for one planted bug, on one random model and two workers: blamed on
-    `random_0_1`, after a measured time; not on one model that does not show it."""
-    row = detect.detect("Planted", models=2)
-    assert row.model == "random_0_1" and row.models in (1, 2) and row.seconds > 0
+    """The bench's row for one planted bug, on two random models and two workers: blamed on
+    `random_0_0` (the `constants` family), after a measured time; not on one model that does
+    not show it."""
+    row = detect.detect("MergesConstants", models=2)
+    assert row.model == "random_0_0" and row.models in (1, 2) and row.seconds > 0
     missed = detect.detect("ReordersDraws", models=1)
     assert (missed.model, missed.models) == ("", 1)
-    text = detect.run(0, ("ReordersDraws",), models=1)
-    assert text.splitlines()[1].split()[:2] == ["ReordersDraws", "1"]
-    assert "none of 1 models" in text and text.endswith("late: ReordersDraws\n")
+    text = detect.run((0,), ("ReordersDraws",), models=1)
+    assert text.splitlines()[1].split()[:3] == ["ReordersDraws", "0", "1"]
+    assert "none of 1 models" in text and text.endswith("late: ReordersDraws (seed 0)\n")

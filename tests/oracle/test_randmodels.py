@@ -3,9 +3,12 @@ DIF-7, DIF-9)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import re
 import runpy
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,9 @@ from checker.cli import main
 from checker.oracle.campaign.findings import Campaign
 from checker.oracle.campaign.fuzz import run_campaign
 from checker.oracle.campaign.randmodels import (
+    DRAWS,
+    FAMILIES,
+    VIEW_WRITES,
     ModelSpec,
     model_specs,
     random_model,
@@ -93,9 +99,10 @@ def test_dif6_models_capture_as_one_graph() -> None:
 
 @pytest.mark.spec("DIF-7", "DIF-8")
 def test_dif7_a_random_divergence_shrinks_to_a_failing_repro(tmp_path: Path) -> None:
-    """random_0_3 calls a block with `alpha=2.0` and `alpha=3.0`, which torch's key merges (B1):
-    the dedup repro is smaller than the generated model and fails on torch's side."""
-    model = random_model(0, 3)
+    """random_0_0 (the `constants` family) calls a block with `alpha=3.0` and `alpha=0.5`,
+    which torch's key merges (B1): the dedup repro is smaller than the generated model and
+    fails on torch's side."""
+    model = random_model(0, 0)
     sides = make_sides("torch", "dedup")
     graph = capture_for(model, sides)
     assert isinstance(graph, Capture)
@@ -153,3 +160,40 @@ def test_dif9_fxoracle_bugs_fail_the_campaign(
     assert main(["fuzz", "--minutes", "1"]) == status
     named = f"fxoracle's own bugs (DIF-9): {signature}" in capsys.readouterr().out
     assert named == bool(status)
+
+
+def _constructs(spec: ModelSpec) -> set[str]:
+    """The construct families a model holds, read off its spec (not its `family` label)."""
+    calls, body = spec.calls, " ".join(spec.body)
+    twins = [(a, b) for a, b in itertools.pairwise(calls) if replace(a, const=b.const) == b]
+    draws = [st for st in spec.body if st in DRAWS]
+    found = {
+        "constants": any(a.const != b.const for a, b in twins) and "alpha=s" in body,
+        "written_views": bool(spec.view) and any(w in VIEW_WRITES for w in _bare(spec.after)),
+        "shared_operands": any(c.second == f"{c.first}[:]" for c in calls),
+        "several_outputs": {"[0]", "[1]"} <= set(spec.kept),
+        "input_view_writes": "g[:, 1:].mul_" in body or "g[0].add_" in body,
+        "draws": bool(draws and spec.draw),
+        "dynamic": spec.dynamic,
+    }
+    return {name for name, held in found.items() if held}
+
+
+def _bare(writes: tuple[str, ...]) -> list[str]:
+    """The writes of a view's base, with the base named `x` again."""
+    return [re.sub(r"x\d+", "x", w) for w in writes]
+
+
+@pytest.mark.spec("DIF-6")
+@pytest.mark.parametrize("seed", [0, 1, 2, 17])
+def test_dif6_every_seeds_first_models_hold_every_construct_family(seed: int) -> None:
+    """Any seed's first seven models hold, between them, every construct family (a view of an
+    input read and then written through a view, operands sharing storage, several outputs, a
+    write to a view of an input, draws, symbolic sizes, calls differing by a constant), each in
+    the model its rotation gives it; the families the generator labels them with agree."""
+    specs = [random_spec(seed, i) for i in range(len(FAMILIES))]
+    held = [_constructs(s) for s in specs]
+    assert set().union(*held) == set(FAMILIES)
+    for spec, constructs in zip(specs, held, strict=True):
+        assert spec.family in constructs, (spec.family, render(spec))
+    assert {s.family for s in specs} == set(FAMILIES)

@@ -139,7 +139,7 @@ def test_exponent_and_targets() -> None:
 def test_bench_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench.json"
     assert main(["bench", "--sizes", "300", "--repeat", "1", "--json", str(out),
-                 "--campaign-models", "0"]) == 0  # fmt: skip
+                 "--campaign-models", "0", "--detect-models", "0"]) == 0  # fmt: skip
     data = json.loads(out.read_text())
     assert set(data) == {"kind", "repeat", "exponent", "rows", "targets", "floor"}
     limit = data["floor"]

@@ -44,6 +44,7 @@ BAD_ARGUMENTS = {
     "component_unknown": (["diff", "{model}", "--against", "torch", "--component", "x"],
                           "choose from 'tracker', 'dedup', 'sort', 'split', 'all'"),
     "bench_sizes_zero": (["bench", "--sizes", "0"], "not at least 1"),
+    "bench_detect_seed_negative": (["bench", "--detect-seeds", "0", "-1"], "not a whole number"),
 }  # fmt: skip
 
 

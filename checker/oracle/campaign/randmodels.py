@@ -18,10 +18,26 @@ pair, a model that keeps a different element of each call's result (regions of o
 external outputs differ).
 
 Random draws (chapter 09, EFF-4), drawn after everything else so that a model drawing nothing
-keeps every earlier choice: half of the models get one or two draws in the block (`DRAWS`:
-`rand`, `rand_like`, `randn`, `dropout` in train mode, `bernoulli`, `normal`, one in place, one
-through a view), among its views, in-place updates and the calls' `no_grad` and `autocast`
-blocks, and half of those a draw before the first call (`MODEL_DRAWS`).
+keeps every earlier choice: every model of the `draws` family and half of the `dynamic` one get
+one or two draws in the block (`DRAWS`: `rand`, `rand_like`, `randn`, `dropout` in train mode,
+`bernoulli`, `normal`, one in place, one through a view), among its views, in-place updates and
+the calls' `no_grad` and `autocast` blocks, and half of those a draw before the first call
+(`MODEL_DRAWS`; always in `draws`). The other families' twins draw nothing.
+
+Construct families (`FAMILIES`): on top of its random choices, each model is made to hold one
+family of constructs that users write and passes get wrong: `constants` (calls that differ by
+their float constant only, which the block passes as `alpha`: B1; twins with different ones),
+`written_views` (the twins read a view `v` of a graph input, whose base is then written through
+a view), `shared_operands` (each twin's second operand views its first), `several_outputs` (the
+block returns a pair; the model keeps the first element of call 0 and the second of call 1),
+`input_view_writes` (the block writes a view of its second input), `draws` (twins with a draw
+that depends on no value, and a draw before the first call) and `dynamic` (symbolic sizes).
+Twins are calls 0 and 1 with the same operands in one grad mode (in every family but
+`dynamic`), drawing nothing unless in `draws`; where a cautious pass must outline them for the
+construct to matter (`OUTLINED`), the block writes nothing and holds one tensor per statement.
+Model `i` of campaign `seed` holds family `(seed + i) % 7`, so any seed's first seven models
+hold every family, and a pass that gets one wrong is blamed within its first models (DIF-29);
+the Hypothesis strategy draws the family.
 
 Valid by construction: every op keeps the shape of `h`, a call pairs tensors of one shape, and
 in-place updates touch the block's own tensor or, guarded by `if not g.requires_grad`, its
@@ -33,11 +49,16 @@ generator, `model_specs()` the Hypothesis strategy; both draw through one `Picke
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from checker.io.model_file import Model, model_from_source
+from checker.oracle.campaign.modelspec import Call as Call
+from checker.oracle.campaign.modelspec import InputSpec as InputSpec
+from checker.oracle.campaign.modelspec import ModelSpec as ModelSpec
+from checker.oracle.campaign.modelspec import render as render
 
 T = TypeVar("T")
 
@@ -62,6 +83,7 @@ STATEMENTS = (
     "t = t * g",
     "t = (t @ g.to(t.dtype).transpose(0, 1)) @ g.to(t.dtype) / 8",
 )
+ALPHA = STATEMENTS[6]  # `torch.add(t, g, alpha=s)`
 RETURNS = ("t", "t + h", "t * g", "(t, t.sum())")
 # in-place updates of the block's second input: a graph input or an earlier call's result, so
 # their order matters across regions (a leaf that requires grad cannot be updated: guarded)
@@ -70,6 +92,12 @@ UPDATES = (
     "if not g.requires_grad:\n        g.mul_(s)",
     "if not g.requires_grad:\n        g.add_(1)",
 )  # fmt: skip
+# in-place writes of a view of the block's second input (the `input_view_writes` family), by
+# slicing: an earlier result may be laid out transposed, which `view(-1)` refuses
+VIEW_UPDATES = (
+    "if not g.requires_grad:\n        g[:, 1:].mul_(s)",
+    "if not g.requires_grad:\n        g[0].add_(1)",
+)
 CONSTANTS = ("0.5", "2.0", "3.0")
 TARGETS = ("torch.sin", "torch.cos", "torch.tanh")
 MODES = ('"floor"', '"trunc"')
@@ -79,6 +107,7 @@ VIEWS = ("x.view(x.shape)", "x[:]", "x.transpose(0, 1).transpose(0, 1)", "x.unsq
          "x.narrow(0, 0, x.shape[0])")  # fmt: skip
 # in-place writes of a view's base `x` between calls: directly, through a view, by setitem
 WRITES = ("x.add_(1)", "x.view(-1).mul_(0.5)", "x[0] = 0.25", "x.t().add_(x.t())")
+VIEW_WRITES = WRITES[1:]  # the writes through a view or by setitem
 USES = ("", "[0]", "[1]", "[1]")  # what the model keeps of a pair a block returns
 # random draws (EFF-4: each reads and writes the generator, so their order matters), some on
 # a view or in place; a block's statements around them hold views, updates and switches
@@ -96,6 +125,16 @@ DRAWS = (
 MODEL_DRAWS = (
     "", "", "x0 = x0 + torch.rand_like(x0)", "x0 = torch.nn.functional.dropout(x0, 0.25)",
 )  # fmt: skip
+# construct families (module docstring): model i of a seed holds family (seed + i) % 7
+FAMILIES = ("constants", "written_views", "shared_operands", "several_outputs",
+            "input_view_writes", "draws", "dynamic")  # fmt: skip
+OUTLINED = FAMILIES[1:4]  # their twins must be outlined: the block neither writes nor draws
+TWINS = FAMILIES[:6]  # call 1 repeats call 0 (`_calls`)
+# what a cautious pass never outlines: writes, values that are not one tensor (a size, a tuple)
+UNOUTLINED = tuple(
+    st for st in STATEMENTS if "_(" in st or "+=" in st or "h.shape" in st or "chunk" in st
+)
+WRITTEN = ("written_views", "input_view_writes")  # they write inputs: none requires grad
 SHAPES = ((4, 8), (4, 8), (6, 8))
 DTYPES = ("float32", "float32", "float64")
 
@@ -106,97 +145,102 @@ class Picker(Protocol):
     def __call__(self, options: Sequence[T]) -> T: ...
 
 
-@dataclass(frozen=True, slots=True)
-class InputSpec:
-    shape: tuple[int, ...]
-    dtype: str
-    requires_grad: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """`h<i> = block(first, second, const, target, mode)`, inside `context` if any."""
-
-    first: str
-    second: str
-    const: str
-    target: str
-    mode: str
-    context: str
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    """Everything a generated model file is made of. `view` defines `v` (a view of a graph
-    input) first; `after[i]` runs after call `i` (a write of `v`'s base, or nothing);
-    `kept[i]` is what the model returns of call `i` (`""`: all of it)."""
-
-    inputs: tuple[InputSpec, ...]
-    body: tuple[str, ...]
-    returns: str
-    calls: tuple[Call, ...]
-    dynamic: bool
-    seed: int
-    view: str = ""
-    after: tuple[str, ...] = ()
-    kept: tuple[str, ...] = ()
-    draw: str = ""  # a draw before the first call (`MODEL_DRAWS`), or nothing
-
-
-def build_spec(pick: Picker, seed: int) -> ModelSpec:
-    """A random model: inputs, block body, calls (DIF-6)."""
+def build_spec(pick: Picker, seed: int, family: str) -> ModelSpec:
+    """A random model holding `family`'s constructs: inputs, block body, calls (DIF-6)."""
     inputs = tuple(
-        InputSpec(pick(SHAPES), pick(DTYPES), pick((False, False, True)))
+        InputSpec(pick(SHAPES), pick(DTYPES), pick((False, False, True)) and family not in WRITTEN)
         for _ in range(pick((2, 3)))
     )
     body = (pick(FIRST), *(pick(STATEMENTS) for _ in range(pick((1, 2, 3, 4)))))
-    returns = pick(RETURNS)
-    calls = _calls(pick, inputs, tuple_result=returns.startswith("("))
-    dynamic = pick((False, False, True))
+    returns = RETURNS[-1] if family == "several_outputs" else pick(RETURNS)
+    calls = _calls(pick, inputs, returns.startswith("("), family)
+    dynamic = pick((False, False, True)) or family == "dynamic"
     update = pick(UPDATES)  # drawn last: the models of earlier releases keep their choices
+    if family in OUTLINED or family == "input_view_writes":
+        update = pick(VIEW_UPDATES) if family == "input_view_writes" else ""
     if update:
         body = (body[0], update, *body[1:])
-    spec = ModelSpec(inputs, body, returns, calls, dynamic, seed)
+    body = _block_of(family, body)
+    spec = ModelSpec(inputs, body, returns, calls, dynamic, seed, family=family)
     return _with_draws(pick, _with_aliasing(pick, spec))
 
 
+def _block_of(family: str, body: tuple[str, ...]) -> tuple[str, ...]:
+    """The `constants` family's block adds with `alpha=s` (B1's pattern, an op the block uses
+    once), the `shared_operands` family's reads `g`; where the twins must be
+    outlined, the block holds only statements a cautious pass outlines."""
+    if family in OUTLINED:
+        body = tuple(st for st in body if st not in UNOUTLINED)
+    if family == "constants" and ALPHA not in body:
+        body = (*body, ALPHA)
+    if family == "shared_operands" and not any(re.search(r"\bg\b", st) for st in body):
+        body = (*body, "t = t * g")  # the second operand is read
+    return body
+
+
 def _with_draws(pick: Picker, spec: ModelSpec) -> ModelSpec:
-    """Random draws (drawn after everything else, so the models of earlier releases keep their
-    choices where they draw nothing): one or two in the block, half of the time, each at a
-    random place after its first statement; then, half of the time, a draw before the first
+    """Random draws (drawn after everything else, so that a model drawing nothing keeps its
+    other choices): one or two in the block, half of the time (at least one in the `draws`
+    family, none in the other families with twins), each at a random place after its first
+    statement; then, half of the time (always in the `draws` family), a draw before the first
     call."""
     body = list(spec.body)
     count: int = pick((0, 0, 1, 2))
+    if spec.family in TWINS and spec.family != "draws":  # the twins draw nothing
+        count = 0
+    count = max(count, 1) if spec.family == "draws" else count
     for _ in range(count):
         where: int = pick(range(1, len(body) + 1))
         body.insert(where, pick(DRAWS))
-    return replace(spec, body=tuple(body), draw=pick(MODEL_DRAWS) if count else "")
+    if spec.family == "draws" and not any("h.shape" in st for st in body):
+        body.append(pick([d for d in DRAWS if "h.shape" in d]))  # depends on no value
+    draw: str = pick(MODEL_DRAWS) if count else ""
+    if spec.family == "draws" and not draw:
+        draw = pick([d for d in MODEL_DRAWS if d])
+    return replace(spec, body=tuple(body), draw=draw)
 
 
 def _with_aliasing(pick: Picker, spec: ModelSpec) -> ModelSpec:
-    """The aliasing draws (module docstring): each is "none" most of the time."""
-    view, after, calls = "", tuple[str, ...](), list(spec.calls)
-    bases = [i for i, x in enumerate(spec.inputs) if not x.requires_grad]
-    shared: bool = pick((False, False, True))
-    if bases and shared:
-        j: int = pick(bases)
-        view = pick(VIEWS).replace("x", f"x{j}")
-        kind = (spec.inputs[j].shape, spec.inputs[j].dtype)
-        base = f"x{j}"
-        for i, c in enumerate(calls):
-            if _kind(spec, c.first) == kind and pick((True, False)):  # read only through v
-                second = "v" if c.second == base else c.second
-                calls[i] = replace(c, first="v", second=second)
-        after = tuple(pick(("", "", *WRITES)).replace("x", f"x{j}") for _ in calls)
-    aliased: bool = pick((False, False, False, True))
+    """The aliasing draws (module docstring): each is "none" most of the time, and always
+    there in its family (where calls 0 and 1 are twins, both hold it)."""
+    family, calls = spec.family, list(spec.calls)
+    view, after = _shared_view(pick, spec, calls)
+    aliased: bool = pick((False, False, False, True)) and family not in OUTLINED
+    aliased = aliased or family == "shared_operands"  # elsewhere a cautious pass outlines
     if aliased:
-        k: int = pick(range(len(calls)))
-        calls[k] = replace(calls[k], second=f"{calls[k].first}[:]")
+        k: int = 0 if family == "shared_operands" else pick(range(len(calls)))
+        for i in (0, 1) if k < 2 and family in TWINS else (k,):  # both twins
+            calls[i] = replace(calls[i], second=f"{calls[i].first}[:]")
     kept: tuple[str, ...] = ()
-    parts: bool = pick((False, True, True, True))
+    parts: bool = pick((False, True, True, True)) or family == "several_outputs"
     if spec.returns.startswith("(") and parts:  # the first call's sum mostly unused
         kept = (pick(("[0]", "[0]", "")), *(pick(USES) for _ in calls[1:]))
+        kept = ("[0]", "[1]", *kept[2:]) if family == "several_outputs" else kept
     return replace(spec, calls=tuple(calls), view=view, after=after, kept=kept)
+
+
+def _shared_view(pick: Picker, spec: ModelSpec, calls: list[Call]) -> tuple[str, tuple[str, ...]]:
+    """A view `v` of a graph input that some calls read (updated in `calls`), and the writes
+    of its base after each call: `(view, after)`, or nothing. In the `written_views` family,
+    calls 0 and 1 read `v` and its base is written through a view after call 1."""
+    bases = [i for i, x in enumerate(spec.inputs) if not x.requires_grad]
+    shared: bool = pick((False, False, True)) or spec.family == "written_views"
+    if not (bases and shared):
+        return "", ()
+    written = spec.family == "written_views"
+    j: int = pick(bases)
+    j = int(calls[0].first[1:]) if written else j  # the first call reads a graph input
+    kind, base = (spec.inputs[j].shape, spec.inputs[j].dtype), f"x{j}"
+    for i, c in enumerate(calls):  # read only through v
+        if _kind(spec, c.first) == kind and (pick((True, False)) or (written and i < 2)):
+            calls[i] = replace(c, first="v", second="v" if c.second == base else c.second)
+    writes = [pick(("", "", *WRITES)) for _ in calls]
+    if spec.family in TWINS:  # the twins read one version of one value
+        calls[1], writes[0] = replace(calls[0], const=calls[1].const), ""
+    if written:  # then it is written through a view
+        writes[1] = writes[1] if writes[1] in VIEW_WRITES else pick(VIEW_WRITES)
+    view: str = pick(VIEWS)
+    return view.replace("x", base), tuple(w.replace("x", base) for w in writes)
 
 
 def _kind(spec: ModelSpec, operand: str) -> tuple[tuple[int, ...], str] | None:
@@ -207,9 +251,13 @@ def _kind(spec: ModelSpec, operand: str) -> tuple[tuple[int, ...], str] | None:
     return None
 
 
-def _calls(pick: Picker, inputs: Sequence[InputSpec], tuple_result: bool) -> tuple[Call, ...]:
+def _calls(
+    pick: Picker, inputs: Sequence[InputSpec], tuple_result: bool, family: str
+) -> tuple[Call, ...]:
     """Calls whose two tensors share a shape and dtype; constants and targets mostly repeat
-    the first call's, so that some calls merge and some differ by one thing."""
+    the first call's, so that some calls merge and some differ by one thing. In a family with
+    twins, call 1 repeats call 0, both outside `no_grad` and `autocast` (in the `constants`
+    family every call does, with a float constant of its own, call 1's another than call 0's)."""
     values = [(f"x{i}", (spec.shape, spec.dtype)) for i, spec in enumerate(inputs)]
     calls: list[Call] = []
     for i in range(pick((2, 3, 3, 4))):
@@ -219,7 +267,14 @@ def _calls(pick: Picker, inputs: Sequence[InputSpec], tuple_result: bool) -> tup
         const = _repeat_or_pick(pick, calls[0].const if calls else None, CONSTANTS)
         target = _repeat_or_pick(pick, calls[0].target if calls else None, TARGETS)
         mode = _repeat_or_pick(pick, calls[0].mode if calls else None, MODES)
-        calls.append(Call(name, second, const, target, mode, pick(CONTEXTS)))
+        call = Call(name, second, const, target, mode, pick(CONTEXTS))
+        if family in TWINS and i < 2:
+            call = replace(calls[0] if i else call, context="")
+            kind = values[int(call.first[1:])][1]  # call 0 reads graph inputs only
+        if family == "constants" and i:  # each call: call 0 with a constant of its own
+            const = pick([c for c in CONSTANTS if c != calls[0].const]) if i == 1 else const
+            call, kind = replace(calls[0], const=const), values[len(inputs)][1]
+        calls.append(call)
         values.append((f"h{i}[0]" if tuple_result else f"h{i}", kind))
     return tuple(calls)
 
@@ -230,37 +285,6 @@ def _repeat_or_pick(pick: Picker, first: str | None, options: Sequence[str]) -> 
     return first if first is not None and repeat else pick(options)
 
 
-def render(spec: ModelSpec) -> str:
-    """The model file's source: `block`, `model`, `example_inputs`, `dynamic`."""
-    params = ", ".join(f"x{i}" for i in range(len(spec.inputs)))
-    lines = ['"""A generated model (fxoracle randmodels)."""', "", "import torch", "", ""]
-    lines += ["def block(h, g, s, f, m):", *(f"    {st}" for st in spec.body)]
-    lines += [f"    return {spec.returns}", "", "", f"def model({params}):"]
-    lines += [f"    {spec.draw}"] if spec.draw else []
-    lines += [f"    v = {spec.view}"] if spec.view else []
-    for i, c in enumerate(spec.calls):
-        call = f"h{i} = block({c.first}, {c.second}, {c.const}, {c.target}, {c.mode})"
-        lines += [f"    with {c.context}:", f"        {call}"] if c.context else [f"    {call}"]
-        lines += [f"    {spec.after[i]}"] if spec.after and spec.after[i] else []
-    kept = spec.kept or ("",) * len(spec.calls)
-    results = ", ".join(f"h{i}{k}" for i, k in enumerate(kept))
-    lines += [
-        f"    return ({results},)",
-        "",
-        "",
-        f"_g = torch.Generator().manual_seed({spec.seed})",
-    ]
-    lines += ["example_inputs = ("] + [f"    {_tensor(x)}," for x in spec.inputs] + [")"]
-    lines.append(f"dynamic = {spec.dynamic}")
-    return "\n".join(lines) + "\n"
-
-
-def _tensor(spec: InputSpec) -> str:
-    dims = ", ".join(str(d) for d in spec.shape)
-    made = f"torch.randn({dims}, generator=_g, dtype=torch.{spec.dtype})"
-    return made + (".requires_grad_()" if spec.requires_grad else "")
-
-
 def random_spec(seed: int, index: int = 0) -> ModelSpec:
     """The `index`-th model of the campaign with `seed`: same arguments, same model."""
     rng = random.Random(f"fxoracle-{seed}-{index}")
@@ -268,7 +292,7 @@ def random_spec(seed: int, index: int = 0) -> ModelSpec:
     def pick(options: Sequence[Any]) -> Any:
         return options[rng.randrange(len(options))]
 
-    return build_spec(pick, seed * 1000 + index)
+    return build_spec(pick, seed * 1000 + index, FAMILIES[(seed + index) % len(FAMILIES)])
 
 
 def random_source(seed: int, index: int = 0) -> str:
@@ -285,7 +309,7 @@ def model_specs() -> Any:
         def pick(options: Sequence[Any]) -> Any:
             return draw(st.sampled_from(options))
 
-        return build_spec(pick, draw(st.integers(0, 9999)))
+        return build_spec(pick, draw(st.integers(0, 9999)), draw(st.sampled_from(FAMILIES)))
 
     return specs()
 

@@ -1,7 +1,7 @@
-"""The example plug-in's twins, each with planted bugs the oracle must catch and blame on them
+"""The example plug-in's twins, each with a planted bug the oracle must catch and blame on it
 (spec chapter 08, DIF-1; chapter 09 for the three aliasing bugs; DIF-27 `WritesInputs`, DIF-29
-`ReordersDraws`), and a splitter with one (`LazyPlaceholders`, DIF-28). `fxoracle bench` times
-how long `diff --random` takes to blame each:
+`ReordersDraws`), `Planted` with three at once, and a splitter with one (`LazyPlaceholders`,
+DIF-28). `fxoracle bench` times how long `diff --random` takes to blame each of the nine:
 
     fxoracle diff tests/corpus/*.py --against checker.oracle.plugins.planted:Planted
     fxoracle fuzz --against checker.oracle.plugins.planted:IgnoresViews --minutes 5
@@ -22,25 +22,34 @@ from reference.split import split_module
 Node = torch.fx.Node
 
 
-class Planted(Example):
-    """Three planted bugs, one per component the example implements."""
+class MergesConstants(Example):
+    """Nodes are bucketed by target alone, so calls with different float constants merge
+    (torch's B1): blamed in `tracker`."""
 
     def buckets(self, graph: CapturedGraph) -> list[tuple[Node, ...]]:
-        """Bug 1: nodes are bucketed by target alone, so calls with different float constants
-        merge (torch's B1)."""
         by_target: dict[str, list[Node]] = {}
         for bucket in graph.tracker.buckets().groups:
             for node in bucket:
                 by_target.setdefault(f"{node.op}:{node.target}", []).append(node)
         return [tuple(b) for b in by_target.values()]
 
+
+class DropsWrites(Example):
+    """The ordering dependencies leave out every write: blamed in `dedup`."""
+
     def ordering_deps(self, graph: torch.fx.Graph, writes: Mapping[Node, list[Node]]) -> Deps:
-        """Bug 2: the ordering dependencies leave out every write."""
         return super().ordering_deps(graph, {})
 
+
+class SortIgnoresDeps(Example):
+    """The sort ignores every extra dependency: blamed in `sort`."""
+
     def deps_of(self, deps: Mapping[Node, Sequence[Node]], node: Node) -> Sequence[Node]:
-        """Bug 3: the sort ignores every extra dependency."""
         return ()
+
+
+class Planted(MergesConstants, DropsWrites, SortIgnoresDeps):
+    """The three bugs above at once, one per component the example implements."""
 
 
 class IgnoresViews(Example):
