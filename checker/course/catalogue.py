@@ -11,6 +11,7 @@ from pathlib import Path
 
 from checker.course import ex_01_03, ex_04_05, ex_06_07, ex_08_09, ex_11
 from checker.course.marking import Exercise, Verdict, read_answer
+from checker.io.out_paths import marked
 from checker.io.reports import plural
 from checker.io.user_code import read_source
 from reference.errors import FxOracleError
@@ -62,12 +63,15 @@ def render_text(ident: str, path: Path, verdict: Verdict) -> str:
 
 
 def to_json(ident: str, path: Path, verdict: Verdict) -> dict[str, object]:
-    return {
-        "exercise": ident,
-        "file": str(path),
-        "right": verdict.right,
-        "facts": [{"fact": m.fact, "right": m.right, "why": m.why} for m in verdict.marks],
-    }
+    return marked(
+        "course",
+        {
+            "exercise": ident,
+            "file": str(path),
+            "right": verdict.right,
+            "facts": [{"fact": m.fact, "right": m.right, "why": m.why} for m in verdict.marks],
+        },
+    )
 
 
 def listing() -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.io.bounds import load_json
-from checker.io.out_paths import is_stream
+from checker.io.out_paths import is_stream, marked
 from checker.io.reports import write_atomically
 from checker.oracle.campaign.tasks import Outcome, ReproFile
 from checker.oracle.compare.divergence import Blame, Divergence, Kind
@@ -120,18 +120,21 @@ class Campaign:
         return sorted(k for k, f in self.findings.items() if f.fxoracle_bug)
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "seed": self.seed,
-            "against": self.against,
-            "torch": TORCH.version,
-            "device": self.device,
-            "models": self.models,
-            "diverging_models": self.diverging,
-            "side": self.side or self.against,
-            "elapsed_s": round(self.elapsed(), 1),
-            "by_wrong": dict(sorted(self.by_wrong.items())),
-            "findings": [self.findings[k].to_json() for k in sorted(self.findings)],
-        }
+        return marked(
+            "fuzz",
+            {
+                "seed": self.seed,
+                "against": self.against,
+                "torch": TORCH.version,
+                "device": self.device,
+                "models": self.models,
+                "diverging_models": self.diverging,
+                "side": self.side or self.against,
+                "elapsed_s": round(self.elapsed(), 1),
+                "by_wrong": dict(sorted(self.by_wrong.items())),
+                "findings": [self.findings[k].to_json() for k in sorted(self.findings)],
+            },
+        )
 
     def progress(self) -> str:
         elapsed = self.elapsed()
