@@ -147,10 +147,10 @@ class Campaign:
 
 def continued(out: Path, seed: int, side: str, label: str, device: str = "cpu") -> Campaign:
     """The campaign to run: the one `out` holds, to go on from its next model, or a new one
-    when there is no file (or `out` is a stream). `FxOracleError` when `out` holds anything
-    else, or a campaign of another seed, side, torch or device: nothing is ever written over
-    (DIF-16, FIL-8)."""
-    if not out.exists() or is_stream(out):
+    when there is no file (or an empty one, or `out` is a stream). `FxOracleError` when `out`
+    holds anything else, or a campaign of another seed, side, torch or device: nothing is ever
+    written over (DIF-16, FIL-8, FIL-17)."""
+    if not out.exists() or is_stream(out) or out.stat().st_size == 0:  # `touch`ed: FIL-17
         return Campaign(seed, label, side=side, device=device)
     try:
         data = load_json(str(out), out.read_bytes())
