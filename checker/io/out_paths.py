@@ -164,11 +164,12 @@ def check_outputs(
     resolved = tuple(None if f is None else resolve(f) for f, _ in files)
     taken = _taken(inputs)
     seen: set[tuple[int, int] | str] = set()
-    for out, (_, kind) in zip(resolved, files, strict=True):
+    for out in resolved:
         if out is not None:
             _check_output(out, taken, seen)
-            if not out.stream:
-                refuse_foreign(out.path, kind, out.given)
+    for out, (_, kind) in zip(resolved, files, strict=True):
+        if out is not None and not out.stream:
+            refuse_foreign(out.path, kind, out.given)
     places = tuple(None if f is None else check_folder(Path(f), inputs) for f in folders)
     return Outputs(resolved, places)
 
