@@ -59,7 +59,9 @@ def _run_verify(args: argparse.Namespace) -> int:
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
     split = Split.parse(args.split) if args.split else None
-    json_out, html_out = check_outputs([args.json, args.html], inputs=[path]).files
+    json_out, html_out = check_outputs(
+        [(args.json, "verify"), (args.html, "html")], inputs=[path]
+    ).files
     with stdout_to_stderr():
         report = verify.run_verify(path, dynamic=args.dynamic, split=split,
                                    trust_pickles=args.trust_pickles, note=_note,
@@ -78,7 +80,9 @@ def _run_explain(args: argparse.Namespace) -> int:
     from checker.tools.render.explain_html import render_explain_html
 
     path = Path(args.path) if args.path else BUNDLED_EXAMPLE
-    json_out, html_out = check_outputs([args.json, args.html], inputs=[path]).files
+    json_out, html_out = check_outputs(
+        [(args.json, "explain"), (args.html, "html")], inputs=[path]
+    ).files
     with stdout_to_stderr():
         lesson, original = explain.run_explain(path, group=args.group, device=args.device)
     if args.json != "-":
@@ -98,7 +102,7 @@ def _run_diff(args: argparse.Namespace) -> int:
     if not args.paths and args.random <= 0:
         raise FxOracleError("diff: give model files and/or --random N")
     inputs = [*args.paths, *plugin_sources(args.against)]
-    checked = check_outputs([args.json], folders=[args.repro_dir], inputs=inputs)
+    checked = check_outputs([(args.json, "diff")], folders=[args.repro_dir], inputs=inputs)
     with DiffBar() as bar, stdout_to_stderr():
         report = _diffed(args, bar, checked.folders[0])
     if args.json != "-":
@@ -135,7 +139,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     if args.out == "-":  # while it runs, stdout is redirected (what user code prints)
         raise FxOracleError("fuzz --out: a campaign is written to a file, not to stdout")
     inputs = plugin_sources(args.against)
-    checked = check_outputs([args.out], folders=[args.repro_dir], inputs=inputs)
+    checked = check_outputs([(args.out, "fuzz")], folders=[args.repro_dir], inputs=inputs)
     out, repro_dir = checked.files[0], checked.folders[0]
     assert out is not None, "fuzz --out has a default"
     with CampaignBar(args.max_models) as bar, stdout_to_stderr():
@@ -157,7 +161,7 @@ def _run_bench(args: argparse.Namespace) -> int:
     """A measurement: 0 whatever the targets say."""
     from checker.bench import campaign, dedup, detect, paths, regions
 
-    json_out = check_outputs([args.json]).files[0]
+    json_out = check_outputs([(args.json, "bench")]).files[0]
     if args.size:
         return _run_size(json_out)
     json_path = None if json_out is None else json_out.path
@@ -197,7 +201,7 @@ def _run_course(args: argparse.Namespace) -> int:
         raise FxOracleError(f"course check {args.exercise}: give your answer file (or --solution)")
     code = 0
     if args.file is not None:
-        json_out = check_outputs([args.json], inputs=[args.file]).files[0]
+        json_out = check_outputs([(args.json, "course")], inputs=[args.file]).files[0]
         path = Path(args.file)
         with stdout_to_stderr():
             marking = catalogue.check_file(args.exercise, path)

@@ -32,6 +32,7 @@ from torch._dynamo.graph_region_tracker import GraphRegionTracker as TorchTracke
 
 from checker.bench import floor
 from checker.bench.blocks import BlockGraph, blocks_for, feed, repeated_blocks
+from checker.io.out_paths import marked
 from checker.io.reports import write_atomically
 from reference.expand.regions import find_identical_regions
 from reference.fast.keys import track_graph_fast
@@ -271,7 +272,7 @@ def run(sizes: Sequence[int], repeat: int = 3, kind: str = "transformer",
     limit = floor.measure(bg, lambda call: best_time(call, repeat))  # the largest graph
     goals = targets(rows)
     if json_path is not None:
-        data = to_json(kind, repeat, rows, goals) | {"floor": asdict(limit)}
+        data = marked("bench", to_json(kind, repeat, rows, goals) | {"floor": asdict(limit)})
         write_atomically(json_path, json.dumps(data, indent=2) + "\n")  # FIL-3
     head = f"keying (key) and get_identical_regions (find) on {kind} blocks, against "
     head += f"{TORCH.label}: CPU s per call, best of {repeat} samples"

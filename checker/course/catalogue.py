@@ -11,6 +11,7 @@ from pathlib import Path
 
 from checker.course import ex_01_03, ex_04_05, ex_06_07, ex_08_09, ex_11
 from checker.course.marking import Exercise, Marking, read_answer
+from checker.io.out_paths import marked
 from checker.io.reports import plural
 from checker.io.user_code import read_source
 from reference.errors import FxOracleError
@@ -62,12 +63,15 @@ def render_text(ident: str, path: Path, marking: Marking) -> str:
 
 
 def to_json(ident: str, path: Path, marking: Marking) -> dict[str, object]:
-    return {
-        "exercise": ident,
-        "file": str(path),
-        "right": marking.right,
-        "facts": [{"fact": m.fact, "right": m.right, "why": m.why} for m in marking.marks],
-    }
+    return marked(
+        "course",
+        {
+            "exercise": ident,
+            "file": str(path),
+            "right": marking.right,
+            "facts": [{"fact": m.fact, "right": m.right, "why": m.why} for m in marking.marks],
+        },
+    )
 
 
 def listing() -> str:

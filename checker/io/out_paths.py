@@ -1,5 +1,5 @@
 """Where a run writes: one rule for every path fxoracle writes, applied before any work (spec
-chapter 10, FIL-2, FIL-9).
+chapter 10, FIL-2, FIL-9, FIL-18).
 
 `check_outputs` resolves each output once, before any user code runs and before the working
 directory can change: symlinks, `..`, `/proc/self/...`, `/dev/fd/N` and `/dev/stdin` are
@@ -10,6 +10,11 @@ files, a campaign continued), another output of the run, or the file this proces
 stderr already writes to. A repro folder is a folder or can be made, and holds no input a
 repro could be named as. So a bad path costs a line and exit 2 at once, not a traceback after
 a three-minute run, and nothing a user has is written over.
+
+Nor is a file fxoracle did not write (FIL-18): an existing, non-empty file is replaced only
+when its first bytes are those of an fxoracle output of the same kind (`HEADS`: a JSON report's
+first key `"$fxoracle"` names its kind, an HTML report's and a repro's first line), read as a
+bounded prefix, never parsed or run. A repro folder holds no `*_repro.py` fxoracle did not write.
 """
 
 from __future__ import annotations
@@ -25,6 +30,47 @@ from reference.errors import FxOracleError
 
 VIRTUAL = ("/proc/", "/dev/", "/sys/")  # a file that does not exist there cannot be made
 REPRO_SUFFIX = "_repro.py"  # every repro's name ends so (DIF-8)
+MARK = "$fxoracle"  # every JSON report's first key (sorted first), its kind the value (FIL-18)
+HTML_HEAD = '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>fxoracle'
+REPRO_HEAD = "# fxoracle repro ("  # every repro's first line begins so (DIF-28)
+JSON_KINDS = ("verify", "explain", "diff", "fuzz", "bench", "course")
+NAMES = {"html": "HTML report", "repro": "repro", "fuzz": "fuzz campaign"}
+
+
+def marked(kind: str, data: dict[str, object]) -> dict[str, object]:
+    """`data` as the JSON report of `kind` (one of `JSON_KINDS`): `MARK` first (FIL-18)."""
+    assert kind in JSON_KINDS, f"FIL-18: {kind!r} is no JSON report kind"
+    return {MARK: kind} | data
+
+
+def head(kind: str) -> bytes:
+    """The first bytes of every output of `kind` fxoracle writes (FIL-18)."""
+    if kind == "html":
+        return HTML_HEAD.encode()
+    if kind == "repro":
+        return REPRO_HEAD.encode()
+    assert kind in JSON_KINDS, f"FIL-18: {kind!r} is no output kind"
+    return f'{{\n  "{MARK}": "{kind}"'.encode()
+
+
+def refuse_foreign(path: Path, kind: str, given: str) -> None:
+    """`FxOracleError` unless `path` is missing, empty, or begins as an fxoracle output of
+    `kind` does (FIL-18): only its first bytes are read."""
+    want = head(kind)
+    try:
+        with open(path, "rb") as f:
+            first = f.read(len(want) + 1)
+    except FileNotFoundError:
+        return
+    except OSError:
+        first = b"\0"  # unreadable: fxoracle cannot tell that it wrote it
+    tail = first[len(want) :]  # a JSON report's kind is followed by its next key
+    if first == b"" or (first.startswith(want) and (kind not in JSON_KINDS or tail in b",\n")):
+        return
+    what = NAMES.get(kind, f"{kind} report")
+    raise FxOracleError(
+        f"{shown(given)}: exists and is not an fxoracle {what}; remove it or choose another path"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,18 +154,22 @@ def identity(path: str | Path) -> tuple[int, int] | None:
 
 
 def check_outputs(
-    files: Sequence[str | None],
+    files: Sequence[tuple[str | None, str]],
     folders: Sequence[str | None] = (),
     inputs: Sequence[str | Path] = (),
 ) -> Outputs:
-    """Every report file and repro folder of a run resolved and checked, before any work
-    (FIL-2, FIL-9); `None` is skipped. `FxOracleError` names the first that cannot be used."""
-    resolved = tuple(None if f is None else resolve(f) for f in files)
+    """Every report file, given with its kind (`html` or one of `JSON_KINDS`), and repro folder
+    of a run resolved and checked, before any work (FIL-2, FIL-9, FIL-18); `None` is skipped.
+    `FxOracleError` names the first that cannot be used."""
+    resolved = tuple(None if f is None else resolve(f) for f, _ in files)
     taken = _taken(inputs)
     seen: set[tuple[int, int] | str] = set()
     for out in resolved:
         if out is not None:
             _check_output(out, taken, seen)
+    for out, (_, kind) in zip(resolved, files, strict=True):
+        if out is not None and not out.stream:
+            refuse_foreign(out.path, kind, out.given)
     places = tuple(None if f is None else check_folder(Path(f), inputs) for f in folders)
     return Outputs(resolved, places)
 
@@ -167,7 +217,8 @@ def _check_file(out: Output, taken: dict[tuple[int, int], str]) -> None:
 
 def check_folder(p: Path, inputs: Sequence[str | Path] = ()) -> Path:
     """`p` resolved: a writable folder, or one that can be made (the nearest existing folder
-    above it is writable), holding no input a repro could be named as (FIL-9)."""
+    above it is writable), holding no input a repro could be named as (FIL-9) and no repro
+    fxoracle did not write (FIL-18)."""
     given = str(p)
     real = Path(os.path.realpath(p))
     if real.exists() and not real.is_dir():
@@ -187,6 +238,9 @@ def check_folder(p: Path, inputs: Sequence[str | Path] = ()) -> Path:
                 f"{shown(str(i))}: an input inside --repro-dir {shown(given)} that a repro "
                 "could be written over; choose another folder"
             )
+    if real.is_dir():
+        for repro in sorted(real.glob(f"*{REPRO_SUFFIX}")):
+            refuse_foreign(repro, "repro", str(repro))
     return real
 
 

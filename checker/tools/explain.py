@@ -16,6 +16,7 @@ import torch.fx
 
 from checker.io.device import device_of, on_device
 from checker.io.model_file import load_model_file
+from checker.io.out_paths import marked
 from checker.io.reports import plural
 from checker.io.user_code import shown_name
 from checker.tools.checked_pipeline import gated_deduplicate
@@ -70,15 +71,18 @@ class Lesson:
     device: str = "cpu"  # where the example inputs lived when captured (FIL-8)
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "model": self.model,
-            "torch": TORCH.version,
-            "device": self.device,
-            "nodes": self.nodes,
-            "groups": [_group_json(g) for g in self.groups],
-            "dropped": [d.to_json() for d in self.dropped],
-            "keyed_apart": [k.to_json() for k in self.keyed_apart],
-        }
+        return marked(
+            "explain",
+            {
+                "model": self.model,
+                "torch": TORCH.version,
+                "device": self.device,
+                "nodes": self.nodes,
+                "groups": [_group_json(g) for g in self.groups],
+                "dropped": [d.to_json() for d in self.dropped],
+                "keyed_apart": [k.to_json() for k in self.keyed_apart],
+            },
+        )
 
 
 def _group_json(g: GroupLesson) -> dict[str, object]:

@@ -18,6 +18,7 @@ import torch
 from checker.io.device import device_of, graph_on_device, on_device
 from checker.io.loaders import Note, load_any
 from checker.io.model_file import Model
+from checker.io.out_paths import marked
 from checker.io.reports import plural
 from checker.io.supervise import doing
 from checker.io.user_code import shown_name, time_limit
@@ -50,26 +51,31 @@ class VerifyReport:
 
     def to_json(self) -> dict[str, object]:
         r = self.result
-        found: dict[str, object] = {
-            "model": self.model,
-            "torch": TORCH.version,
-            "device": self.device,
-            "nodes": self.nodes,
-            "region_groups": [[r.search.names(reg) for reg in g] for g in kept_regions(r)],
-            "subgraphs": {name: len(sub.graph.nodes) for name, sub in r.dedup.subgraphs.items()},
-            "invoke_calls": self.invoke_calls,
-            "replaced": [_replaced_json(x) for x in r.dedup.replaced],
-            "refused": [_refused_json(x) for x in r.dedup.refused],
-            "region_outcomes": [
-                [o.to_json() for o in region_fates(r.dedup, i, len(g))]
-                for i, g in enumerate(kept_regions(r))
-            ],
-            "checks": checks_json(r.check),
-            "obligations": r.check.to_json()["obligations"],
-            "ok": self.ok,
-            "timings": {"capture_s": round(self.capture_s, 3)}
-            | {k: round(v, 3) for k, v in r.timings.items()},
-        }
+        found: dict[str, object] = marked(
+            "verify",
+            {
+                "model": self.model,
+                "torch": TORCH.version,
+                "device": self.device,
+                "nodes": self.nodes,
+                "region_groups": [[r.search.names(reg) for reg in g] for g in kept_regions(r)],
+                "subgraphs": {
+                    name: len(sub.graph.nodes) for name, sub in r.dedup.subgraphs.items()
+                },
+                "invoke_calls": self.invoke_calls,
+                "replaced": [_replaced_json(x) for x in r.dedup.replaced],
+                "refused": [_refused_json(x) for x in r.dedup.refused],
+                "region_outcomes": [
+                    [o.to_json() for o in region_fates(r.dedup, i, len(g))]
+                    for i, g in enumerate(kept_regions(r))
+                ],
+                "checks": checks_json(r.check),
+                "obligations": r.check.to_json()["obligations"],
+                "ok": self.ok,
+                "timings": {"capture_s": round(self.capture_s, 3)}
+                | {k: round(v, 3) for k, v in r.timings.items()},
+            },
+        )
         if r.split is not None:
             found["split"] = {
                 "policy": str(r.split.policy),

@@ -141,7 +141,8 @@ def test_bench_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["bench", "--sizes", "300", "--repeat", "1", "--json", str(out),
                  "--campaign-models", "0", "--detect-models", "0"]) == 0  # fmt: skip
     data = json.loads(out.read_text())
-    assert set(data) == {"kind", "repeat", "exponent", "rows", "targets", "floor"}
+    assert set(data) == {"$fxoracle", "kind", "repeat", "exponent", "rows", "targets", "floor"}
+    assert data["$fxoracle"] == "bench"  # FIL-18
     limit = data["floor"]
     assert limit["nodes"] == 308 and 0 < limit["pass_s"] < limit["reads_s"]
     assert (data["kind"], data["repeat"], data["exponent"]) == ("transformer", 1, None)

@@ -45,8 +45,8 @@ def test_verify_bundled_example_json(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "region groups: 1" in text and f"{len(groups[0])} regions x" in text
 
 
-SCHEMA = {"model", "torch", "device", "nodes", "region_groups", "subgraphs", "invoke_calls",
-          "replaced", "refused", "region_outcomes", "checks", "obligations", "ok",
+SCHEMA = {"$fxoracle", "model", "torch", "device", "nodes", "region_groups", "subgraphs",
+          "invoke_calls", "replaced", "refused", "region_outcomes", "checks", "obligations", "ok",
           "timings"}  # fmt: skip
 CHECKS = ("acyclic", "dependencies_preserved", "shapes_proven", "outputs_match", "runs_in_torch")
 from tests.support.paths import CORPUS, EXAMPLES  # noqa: E402

@@ -13,6 +13,7 @@ import torch
 from checker.cli import main
 from checker.io.device import device_of, graph_on_device, on_device
 from checker.io.model_file import model_from_source
+from checker.io.reports import to_json
 from checker.oracle.campaign.findings import Campaign
 from reference.dynamo.capture import Capture
 from reference.errors import FxOracleError
@@ -66,8 +67,8 @@ def test_fil8_fuzz_names_its_device_and_continues_only_on_it(
     assert main([*argv, "--device", "cpu", "--against", "reference"]) == 0
     assert json.loads(out.read_text())["device"] == "cpu"
     other = tmp_path / "g.json"
-    other.write_text(json.dumps(Campaign(0, "reference", side="reference", device="cuda:0")
-                                .to_json()))  # fmt: skip
+    other.write_text(to_json(Campaign(0, "reference", side="reference", device="cuda:0")
+                             .to_json()))  # as fxoracle writes it (FIL-18)  # fmt: skip
     before = other.read_text()
     assert main(["fuzz", "--max-models", "1", "--out", str(other), "--against", "reference"]) == 2
     err = capsys.readouterr().err

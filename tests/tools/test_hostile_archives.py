@@ -150,7 +150,8 @@ def test_fil12_a_deep_campaign_file_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "f.json"
-    out.write_text('{"seed": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    mark = '{\n  "$fxoracle": "fuzz",\n'  # as fxoracle's own begins (FIL-18): it is read
+    out.write_text(mark + '"seed": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert main(["fuzz", "--out", str(out), "--max-models", "1", "--workers", "1"]) == 2
     assert "holds no fxoracle campaign" in one_line_error(capsys)
     json.loads('{"a": 1}')  # the module's json is the standard one, untouched

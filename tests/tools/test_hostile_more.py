@@ -106,9 +106,11 @@ def _zip(members: dict[str, str], cut: bool = False) -> Setup:
 
 def _campaign(**change: object) -> Setup:
     def setup(tmp: Path) -> list[str]:
-        base = {"seed": 0, "against": "torch", "torch": "2.13.0", "models": 1}
+        base = {"$fxoracle": "fuzz", "seed": 0, "against": "torch", "torch": "2.13.0"}
+        base |= {"models": 1}  # `$fxoracle` first: a campaign fxoracle wrote (FIL-18)
         base |= {"diverging_models": 0, "by_wrong": {}, "elapsed_s": 1.0, "findings": []}
-        (tmp / "f.json").write_text(json.dumps(base | change).replace('"NAN"', "NaN"))
+        text = json.dumps(base | change, indent=2).replace('"NAN"', "NaN")
+        (tmp / "f.json").write_text(text)
         return ["fuzz", "--out", str(tmp / "f.json"), "--max-models", "1", "--workers", "1"]
 
     return setup

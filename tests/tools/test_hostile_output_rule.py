@@ -184,7 +184,8 @@ def test_fil13_a_campaign_file_with_a_bad_count_is_refused(
 ) -> None:
     out = tmp_path / "f.json"
     rest = '"diverging_models": 0, "by_wrong": {}, "elapsed_s": 1.0, "findings": []}'
-    text = f'{{"seed": 0, "against": "torch", "torch": "2.13.0", "models": {models}, {rest}'
+    mark = '{\n  "$fxoracle": "fuzz",\n'  # fxoracle's own (FIL-18): its counts are read
+    text = f'{mark}"seed": 0, "against": "torch", "torch": "2.13.0", "models": {models}, {rest}'
 
     out.write_text(text)
     _refused(["fuzz", "--out", str(out), "--max-models", "1", "--workers", "1"], capsys,

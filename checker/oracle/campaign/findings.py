@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.io.bounds import load_json
-from checker.io.out_paths import is_stream
+from checker.io.out_paths import is_stream, marked
 from checker.io.reports import write_atomically
 from checker.oracle.campaign.tasks import Outcome, ReproFile
 from checker.oracle.compare.divergence import Blame, Divergence, Kind
@@ -120,18 +120,21 @@ class Campaign:
         return sorted(k for k, f in self.findings.items() if f.fxoracle_bug)
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "seed": self.seed,
-            "against": self.against,
-            "torch": TORCH.version,
-            "device": self.device,
-            "models": self.models,
-            "diverging_models": self.diverging,
-            "side": self.side or self.against,
-            "elapsed_s": round(self.elapsed(), 1),
-            "by_wrong": dict(sorted(self.by_wrong.items())),
-            "findings": [self.findings[k].to_json() for k in sorted(self.findings)],
-        }
+        return marked(
+            "fuzz",
+            {
+                "seed": self.seed,
+                "against": self.against,
+                "torch": TORCH.version,
+                "device": self.device,
+                "models": self.models,
+                "diverging_models": self.diverging,
+                "side": self.side or self.against,
+                "elapsed_s": round(self.elapsed(), 1),
+                "by_wrong": dict(sorted(self.by_wrong.items())),
+                "findings": [self.findings[k].to_json() for k in sorted(self.findings)],
+            },
+        )
 
     def progress(self) -> str:
         elapsed = self.elapsed()
@@ -144,10 +147,10 @@ class Campaign:
 
 def continued(out: Path, seed: int, side: str, label: str, device: str = "cpu") -> Campaign:
     """The campaign to run: the one `out` holds, to go on from its next model, or a new one
-    when there is no file (or `out` is a stream). `FxOracleError` when `out` holds anything
-    else, or a campaign of another seed, side, torch or device: nothing is ever written over
-    (DIF-16, FIL-8)."""
-    if not out.exists() or is_stream(out):
+    when there is no file (or an empty one, or `out` is a stream). `FxOracleError` when `out`
+    holds anything else, or a campaign of another seed, side, torch or device: nothing is ever
+    written over (DIF-16, FIL-8, FIL-18)."""
+    if not out.exists() or is_stream(out) or out.stat().st_size == 0:  # `touch`ed: FIL-18
         return Campaign(seed, label, side=side, device=device)
     try:
         data = load_json(str(out), out.read_bytes())

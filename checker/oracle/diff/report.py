@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from checker.io.out_paths import marked
 from checker.oracle.compare.divergence import Blame, Divergence, Kind
 from checker.oracle.sides.sides import Component
 from reference.torch_version import TORCH
@@ -85,9 +86,11 @@ class DiffReport:
         return any(d.blame in blamed or d.kind is Kind.ORACLE_ERROR for d in found)
 
     def to_json(self) -> dict[str, object]:
-        head = {"against": self.against, "torch": TORCH.version, "device": self.device,
-                "components": [str(c) for c in self.components],
-                "skipped": [str(c) for c in self.skipped], "fails": self.fails}  # fmt: skip
+        head = marked("diff", {"against": self.against, "torch": TORCH.version,
+                               "device": self.device,
+                               "components": [str(c) for c in self.components],
+                               "skipped": [str(c) for c in self.skipped],
+                               "fails": self.fails})  # fmt: skip
         if len(self.graphs) == 1:
             return head | self.graphs[0].to_json()
         graphs = [g.to_json() for g in self.graphs]

@@ -20,6 +20,7 @@ import torch
 import torch.fx
 
 from checker.io.device import moving_lines
+from checker.io.out_paths import REPRO_HEAD
 from checker.oracle.compare.divergence import Blame, Divergence
 from checker.oracle.repro.graph_source import graph_source
 from checker.oracle.sides.cases import parse_split_case, partition_ids, sort_input
@@ -39,7 +40,7 @@ def header(d: Divergence) -> str:
     fxoracle ran with: a system `python3` may lack torch), and the whole detail, one comment
     line per line of it (never cut mid-value)."""
     case = f" [{d.case}]" if d.case else ""
-    head = f"# fxoracle repro ({TORCH.label}): {d.component} {d.kind}{case}, wrong: {d.wrong}\n"
+    head = f"{REPRO_HEAD}{TORCH.label}): {d.component} {d.kind}{case}, wrong: {d.wrong}\n"
     head += f"# run it with: {sys.executable} <this file>\n"
     return head + "".join(f"# {line}".rstrip() + "\n" for line in d.detail.splitlines())
 

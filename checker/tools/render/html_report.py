@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 import torch
 import torch.fx
 
+from checker.io.out_paths import HTML_HEAD
 from checker.io.reports import plural
 from checker.proof.report import Report
 from checker.tools.explain import group_lessons
@@ -204,11 +205,9 @@ def _membership(graph: torch.fx.Graph, groups: Sequence[Sequence[Sequence[str]]]
     return found
 
 
-PAGE_HEAD = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>fxoracle report: {title}</title>
+PAGE_HEAD = (
+    HTML_HEAD
+    + """ report: {title}</title>
 <style>
 body {{ font-family: "DejaVu Sans", sans-serif; margin: 1.5em; color: #222; }}
 table {{ border-collapse: collapse; }}
@@ -245,6 +244,7 @@ ul.legend {{ list-style: none; padding: 0; font-size: 13px; }}
 </head>
 <body>
 <h1>fxoracle report: {title}</h1>"""
+)
 
 
 def summary_table(report: Mapping[str, object]) -> str:
