@@ -129,7 +129,8 @@ class _Text(importlib.abc.InspectLoader):
 
 def _module_name(stem: str, source: str, filename: str) -> str:
     """`fxoracle_model_<stem>_<digest>`: one name per file name and text (FIL-15)."""
-    digest = hashlib.sha256(f"{filename}\0{source}".encode()).hexdigest()[:12]
+    text = f"{filename}\0{source}".encode(errors="surrogatepass")  # a non-UTF-8 file name
+    digest = hashlib.sha256(text).hexdigest()[:12]
     return "fxoracle_model_" + re.sub(r"\W", "_", stem) + "_" + digest
 
 
