@@ -128,7 +128,7 @@ def test_dif5_split_module_ignores_mutation_order() -> None:
 def test_dif10_json_schema_and_determinism() -> None:
     paths = corpus("b3_shared_input", "d02_single_subgraph2")
     one = run_diff(paths[:1], "torch", "dedup").to_json()
-    head = {"against", "torch", "device", "components", "skipped", "fails"}
+    head = {"$fxoracle", "against", "torch", "device", "components", "skipped", "fails"}
     assert set(one) == head | {"graph", "agree", "divergences", "repros", "no_repros"}
     assert one["agree"] is False and one["repros"] == [] and one["fails"] is True
     for d in cast(list[dict[str, object]], one["divergences"]):

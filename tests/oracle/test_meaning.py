@@ -12,8 +12,11 @@ import torch
 import torch.fx
 from torch.fx.node import Argument
 
-from checker.oracle.campaign.tasks import diff_task
+from checker.io.model_file import model_from_source
+from checker.oracle.campaign.tasks import sides_for
+from checker.oracle.compare.divergence import Divergence
 from checker.oracle.compare.meaning import Interner, meaning
+from checker.oracle.compare.run import capture_for, diff_capture, model_caches_dropped
 from checker.proof.inline import InlineError
 
 Node = torch.fx.Node
@@ -88,11 +91,43 @@ def test_dif3_global_state_counts_by_value() -> None:
     assert _same(inside, redundant)
 
 
+RANDOM_0_58 = '''"""A generated model (fxoracle randmodels)."""
+
+import torch
+
+
+def block(h, g, s, f, m):
+    t = h + g
+    t = t * s
+    t = t.reshape(-1).view(h.shape)
+    t = t * torch.randn(h.shape, dtype=h.dtype)
+    return (t, t.sum())
+
+
+def model(x0, x1):
+    x0 = torch.nn.functional.dropout(x0, 0.25)
+    h0 = block(x1, x0, 2.0, torch.tanh, "trunc")
+    h1 = block(x0, x1, 2.0, torch.tanh, "floor")
+    return (h0[0], h1[0],)
+
+
+_g = torch.Generator().manual_seed(58)
+example_inputs = (
+    torch.randn(4, 8, generator=_g, dtype=torch.float32).requires_grad_(),
+    torch.randn(4, 8, generator=_g, dtype=torch.float32),
+)
+dynamic = True
+'''
+TORCH_SIDES = sides_for("torch")  # as a campaign diffs a random model
+
+
 @pytest.mark.spec("DIF-3")
 def test_dif3_a_subgraph_reading_its_caller_s_node_is_malformed() -> None:
     """torch 2.13's pass on a region whose `view(t, size)` reads a `size` tuple left outside
     (random model 0/58) builds a subgraph that uses the caller's node: it means nothing, so the
-    meaning form says `InlineError` and the judge blames the side that built it (not fxoracle)."""
+    meaning form says `InlineError` and the judge blames the side that built it (not fxoracle).
+    The model is that random model's source, kept here: the generator's families have since
+    changed what model 0/58 is."""
     caller = _graph([("size", "size", ("x",)), ("t", operator.add, ("x", "y"))])
     size = next(n for n in caller.graph.nodes if n.name == "size")
     body = torch.fx.Graph()
@@ -101,8 +136,12 @@ def test_dif3_a_subgraph_reading_its_caller_s_node_is_malformed() -> None:
     caller.add_submodule("subgraph_0", torch.fx.GraphModule(torch.nn.Module(), body))
     with pytest.raises(InlineError, match="uses size where it is not defined"):
         meaning(torch.fx.GraphModule(caller, body), Interner())
-    outcome = diff_task(0, 58, "torch")
-    blamed = {d.signature().rsplit("/", 1)[0] for d in outcome.divergences}
+    model = model_from_source("random_0_58", RANDOM_0_58)
+    with model_caches_dropped():
+        graph = capture_for(model, TORCH_SIDES)
+        assert not isinstance(graph, Divergence), graph
+        found = diff_capture(graph, TORCH_SIDES)
+    blamed = {d.signature().rsplit("/", 1)[0] for d in found}
     assert "dedup/graph/torch" in blamed and not any("oracle-error" in b for b in blamed)
 
 
