@@ -1,4 +1,4 @@
-"""fxoracle's reference pipeline: key, expand, outline, order, split (see specs/). Start reading
+"""fxoracle's reference pipeline: track, expand, replace, sort, split (see specs/). Start reading
 at `reference/pipeline.py`.
 
 Public surface (other tools test against these names): `GraphRegionTracker`, `track_graph`,

@@ -26,6 +26,17 @@ def example_value(node: Node) -> Any:
     return node.meta.get("example_value", node.meta.get("val"))
 
 
+def grad_modes(graph: torch.fx.Graph, initial: bool = True) -> dict[Node, bool]:
+    """Whether grad mode is on at each node: `initial` until the graph's own
+    `_set_grad_enabled(b)` switches it (a switch node runs in the mode it sets)."""
+    mode, found = initial, {}
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target is torch._C._set_grad_enabled:
+            mode = bool(node.args[0])
+        found[node] = mode
+    return found
+
+
 def flat_node_args(node: Node) -> list[Node]:
     """Node arguments in `map_arg` order (args, then kwargs in insertion order), repeats kept.
 

@@ -75,12 +75,13 @@ def deduplicate(
     `Veto` naming the first region it cannot prove safe (RPL-11). A `policy` other than the
     default follows torch in some of its rules (`reference.policy`), for comparison only.
     `search`, when given, is `search_regions(gm.graph, tracker.buckets())`; `fast` takes the
-    speed-ups of `reference.fast` (the same result).
+    speed-ups of `reference.fast` in the search, the cycle refusal and the sort (the same
+    result: `tests/reference/test_fast_paths.py`).
     """
     expect(gm, torch.fx.GraphModule, "deduplicate: gm")  # FIL-6
     expect_method(tracker, "buckets", "deduplicate: tracker")
     if search is None:
-        search = search_regions(gm.graph, tracker.buckets())
+        search = search_regions(gm.graph, tracker.buckets(), fast=fast)
     writes = tracker.node_to_mutated_arg_positions
     return outline_groups(gm, search.region_groups(), writes, gate, policy=policy, fast=fast)
 
@@ -123,6 +124,6 @@ def outline(
     cycles = contract(graph, deps.as_mapping()) if policy.refuse_cycles else None  # RPL-25
     run = Outlining(graph, installer, context, redirect, cycles, gate)
     outcomes = [outline_group(run, index, group) for index, group in enumerate(groups)]  # 3.
-    stable_topological_sort(graph, deps.as_mapping())  # 4. order
+    stable_topological_sort(graph, deps.as_mapping(), fast=fast)  # 4. order
     graph.lint()
     return DedupResult.of(outcomes, deps.as_mapping())

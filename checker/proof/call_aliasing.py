@@ -1,4 +1,5 @@
-"""No call aliases (spec chapter 06, CHK-18, part of CHK-1): torch's `invoke_subgraph` assumes
+"""No call aliases, and no saved operand is written later (spec chapter 06, CHK-18 and CHK-22,
+parts of CHK-1). torch's `invoke_subgraph` assumes
 that a call's results share no storage with its operands and that its operands share none with
 each other ("It's Dynamo's responsibility to prevent formation of invoke_subgraph ops if input
 aliasing/mutation is detected", `torch/_higher_order_ops/invoke_subgraph.py`). Its
@@ -8,6 +9,10 @@ update of a result that views an operand raises.
 Judged from the effects of chapter 09 alone: the caller's storage classes for the operands (two
 getitems of one tuple value are exempt, as torch exempts them: `split`'s outputs passed one by
 one), the body's for its results against its placeholders.
+
+In training, torch's runtime saves every tensor operand of a call for backward (RPL-28), and
+backward fails when one of them was written after the call ("modified by an inplace
+operation"): CHK-22 finds such a write, by storage class, after a call that saves.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ import torch.fx
 
 from checker.proof.verdict import HOLDS, Verdict, Violated, first_failure
 from reference.effects.alias_db import AliasDB, StorageClass
-from reference.fx_helpers import attribute
+from reference.fx_helpers import attribute, grad_modes
 from reference.names import INVOKE
+from reference.replace.runtime import saves_operands
 
 Node = torch.fx.Node
 
@@ -34,13 +40,18 @@ def check_call_aliasing(module: torch.fx.GraphModule) -> Verdict:
     if not calls:
         return HOLDS
     db = AliasDB(module.graph)
+    modes = grad_modes(module.graph)
     bodies: dict[object, Verdict] = {}  # a body called many times is judged once
     for call in calls:
         fetch = call.args[0]
         body = attribute(module, str(fetch.target)) if isinstance(fetch, Node) else None
         if body not in bodies:
             bodies[body] = _results(body)
-        found = first_failure(partial(_operands, call, db), partial(bodies.__getitem__, body))
+        found = first_failure(
+            partial(_operands, call, db),
+            partial(bodies.__getitem__, body),
+            partial(_saved_then_written, call, db, modes[call]),
+        )
         if isinstance(found, Violated):
             return Violated(f"{call.name}: {found.witness}")
     return HOLDS
@@ -54,6 +65,20 @@ def _operands(call: Node, db: AliasDB) -> Verdict:
             if other is not None and other is not operand and not _one_tuple(other, operand):
                 return Violated(f"CHK-18: operands {other.name} and {operand.name} share storage")
             seen.setdefault(cls, operand)
+    return HOLDS
+
+
+def _saved_then_written(call: Node, db: AliasDB, grad_enabled: bool) -> Verdict:
+    """CHK-22: no node after a call that saves its operands writes one of them."""
+    operands = list(_operand_nodes(call))
+    if not saves_operands(operands, grad_enabled):
+        return HOLDS
+    for operand in operands:
+        for cls in sorted(db.classes(operand)):
+            later = [w for w in db.writers(cls) if db.rank[w] > db.rank[call]]
+            if later:
+                return Violated(f"CHK-22: {later[0].name} writes operand {operand.name} after "
+                                f"the call, which saved it for backward")  # fmt: skip
     return HOLDS
 
 

@@ -6,7 +6,8 @@ its names. Each obligation is checked on its own and gets a three-state verdict:
 
   CHK-1 well-formed      lint, arity, operands, getitem range, identifiers, no body that
                          mutates its inputs (CHK-15), no call whose operands or results
-                         share storage (CHK-18)              (wellformed.py, call_aliasing.py)
+                         share storage (CHK-18), no later write of an operand a call saves
+                         for backward (CHK-22)               (wellformed.py, call_aliasing.py)
   CHK-2 acyclic          data and extra dependencies, networkx            (acyclic.py)
   CHK-3 dataflow         inline every call, pair the nodes with the original (inline.py,
   CHK-4 ordering         the original's ordering dependencies, flat order   dependencies.py)

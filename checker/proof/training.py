@@ -30,6 +30,7 @@ REJECTIONS: tuple[tuple[str, str], ...] = (
     ("in-place input or buffer mutations", "a subgraph writes an operand (RPL-7, CHK-15)"),
     ("might be aliasing the input or the output", "a subgraph's operands or results alias (RPL-8)"),
     ("only contains tensors or None", "a subgraph returns a value that is not a tensor (RPL-23)"),
+    ("modified by an inplace operation", "a later write of a saved operand (RPL-28, CHK-22)"),
 )
 
 

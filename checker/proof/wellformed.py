@@ -3,8 +3,10 @@
 Every graph of the module tree passes `Graph.lint()`. Every `invoke_subgraph(subgraph, name,
 *operands)` fetches a graph module with a `get_attr`, passes as many operands as it has
 placeholders, each a value torch's runtime takes (RPL-21: no float, no module), the subgraph
-mutates none of its inputs (CHK-15), its results and operands share no storage (CHK-18), and
-every `getitem` on the call is in range of the tuple the subgraph returns.
+mutates none of its inputs (CHK-15), its results and operands share no storage (CHK-18), no
+later node writes an operand it saves for backward (CHK-22), every `getitem` on the call is in
+range of the tuple the subgraph returns, and a call's example value, where it has one, holds one
+value per output, of its dtype and rank and, where both are plain ints, its sizes.
 Identifiers and subgraphs correspond one to one: torch's `invoke_subgraph` caches its autograd
 function by identifier, so one identifier naming two subgraphs would run the wrong body. A
 `call_module` of a graph module passes no more operands than it has placeholders.
@@ -94,6 +96,7 @@ def _invoke(module: torch.fx.GraphModule, node: Node, seen: _Seen) -> Verdict:
         partial(_operands, module, node),
         partial(seen.mutation, callee),
         partial(_getitems, callee, node),
+        partial(_call_value, callee, node),
     )
 
 
@@ -156,6 +159,38 @@ def _getitems(callee: torch.fx.GraphModule, node: Node) -> Verdict:
         if not isinstance(index, int) or not 0 <= index < len(outputs):
             return Violated(f"{user.name} reads output {index} of {len(outputs)}")
     return HOLDS
+
+
+def _call_value(callee: torch.fx.GraphModule, node: Node) -> Verdict:
+    """A call's example value, where it has one, holds one value per subgraph output, each
+    tensor like its output (`_alike`): later passes read the call's results from it."""
+    value = node.meta.get("example_value")
+    outputs = next(n.args[0] for n in callee.graph.nodes if n.op == "output")
+    if value is None or not isinstance(outputs, tuple | list):
+        return HOLDS
+    if not isinstance(value, tuple) or len(value) != len(outputs):
+        count = len(value) if isinstance(value, tuple) else "no tuple of"
+        return Violated(f"its example value has {count} values for {len(outputs)} outputs")
+    for k, (mine, output) in enumerate(zip(value, outputs, strict=True)):
+        theirs = example_value(output) if isinstance(output, Node) else None
+        both = isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)
+        if both and not _alike(mine, theirs):
+            return Violated(f"example value {k} is {_meta(mine)}, output {k} is {_meta(theirs)}")
+    return HOLDS
+
+
+def _alike(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same dtype and rank, and equal sizes where both are plain ints (a symbolic size, such as
+    a data-dependent one that each call draws afresh, is not compared)."""
+    if a.dtype != b.dtype or a.dim() != b.dim():
+        return False
+    pairs = zip(a.shape, b.shape, strict=True)
+    return all(x == y for x, y in pairs if isinstance(x, int) and isinstance(y, int))
+
+
+def _meta(t: object) -> str:
+    assert isinstance(t, torch.Tensor)
+    return f"{tuple(t.shape)} {t.dtype}"
 
 
 def _target(module: torch.nn.Module, node: Node) -> object:

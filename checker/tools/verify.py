@@ -100,7 +100,7 @@ def _refused_json(x: Refused) -> dict[str, object]:
 
 
 def checks_json(report: Report) -> dict[str, str]:
-    """The four headline checks; `dependencies_preserved` needs dataflow and ordering."""
+    """The headline checks; `dependencies_preserved` needs dataflow and ordering."""
     both = (report.verdict_of(DATAFLOW), report.verdict_of(ORDERING))
     deps = "holds" if all(isinstance(v, Holds) for v in both) else _worst(both)
     return {

@@ -34,7 +34,6 @@ from reference.names import qualified_name
 from reference.track.keys import (
     ArgKey,
     CallSite,
-    Dict,
     GlobalState,
     Missing,
     NodeKey,
@@ -43,6 +42,7 @@ from reference.track.keys import (
     Unkeyable,
     constant_key,
     current_global_state,
+    dict_key,
     tensor_meta,
     value_key,
 )
@@ -210,7 +210,7 @@ class KeyCache:
         if isinstance(value, slice):
             return Seq("slice", tuple(map(self._value_key, (value.start, value.stop, value.step))))
         if isinstance(value, dict):
-            return Dict(tuple((str(k), self._value_key(value[k])) for k in sorted(value, key=str)))
+            return dict_key(value, self._value_key)
         return value_key(value)
 
     def _tensor_id(self, t: torch.Tensor) -> int:

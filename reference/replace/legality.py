@@ -24,7 +24,7 @@ import torch
 import torch.fx
 
 from reference.effects.alias_db import AliasDB, StorageClass
-from reference.fx_helpers import example_value, flat_node_args
+from reference.fx_helpers import example_value, flat_node_args, grad_modes
 from reference.replace.bodies import same_body
 from reference.replace.dead import dead_nodes
 from reference.replace.plan import (
@@ -36,7 +36,12 @@ from reference.replace.plan import (
     operands,
     usage_node,
 )
-from reference.replace.runtime import functorch_wrapped, runtime_returns, runtime_takes
+from reference.replace.runtime import (
+    functorch_wrapped,
+    runtime_returns,
+    runtime_takes,
+    saves_operands,
+)
 from reference.verdict import HOLDS, Holds, Violated
 
 Node = torch.fx.Node
@@ -59,6 +64,7 @@ class Refusal(StrEnum):
     FUNCTORCH = "RPL-24: the region computes with functorch-wrapped tensors (vmap, grad)"
     ALIASING = "RPL-8: inputs or outputs of the region share storage"
     SPLIT_MUTATION = "RPL-9: a value the region uses is written outside it, between its nodes"
+    SAVED_OPERAND = "RPL-28: an operand the call saves for backward is written after the region"
     WHOLE_TUPLE = "RPL-18: an outside node uses a tuple output of the region whole"
     CYCLE = "RPL-25: replacing the group's regions would close a dependency cycle"
 
@@ -84,8 +90,8 @@ Check = Holds | Violated  # one rule's check: it holds, or is violated with a wi
 
 class OutlineContext:
     """What the checks read besides the region: the alias DB (chapter 09), the pinned
-    global-state switches (RPL-16), which nodes earlier calls replaced (RPL-17) and the dead
-    nodes (RPL-27)."""
+    global-state switches (RPL-16), which nodes earlier calls replaced (RPL-17), the dead
+    nodes (RPL-27) and the grad mode at each node (RPL-28)."""
 
     def __init__(
         self,
@@ -101,6 +107,7 @@ class OutlineContext:
         self.replaced_by: dict[Node, Node] = {}
         self.took_over: dict[Node, Node] = {}  # a getitem in a region as now -> the node found
         self.dead = dead_nodes(graph, db, grouped)  # no reason for an output (RPL-27)
+        self.grad_on = grad_modes(graph)  # RPL-28
 
     def pin_between(self, nodes: Iterable[Node]) -> Node | None:
         """A pinned switch strictly inside the span of `nodes`, if any (RPL-16)."""
@@ -142,7 +149,7 @@ def region_veto(
     region: Region, group: Group, plan: OutlinePlan, context: OutlineContext, resolve: Resolve
 ) -> Ruling:
     """The first rule that refuses `region` of `group` (RPL-20, RPL-6 .. RPL-9, RPL-16 to
-    RPL-18, RPL-21, RPL-24), asked in this order, or `HOLDS`."""
+    RPL-18, RPL-21, RPL-24, RPL-28), asked in this order, or `HOLDS`."""
     rules: list[tuple[Refusal, Callable[[], Check]]] = [
         (Refusal.OTHER_BODY, lambda: other_body(region, group[0], plan, resolve)),
         (Refusal.WIRING, lambda: other_wiring(region, group[0])),
@@ -152,6 +159,7 @@ def region_veto(
         (Refusal.FUNCTORCH, lambda: wrapped_value(region, plan)),
         (Refusal.ALIASING, lambda: shared_storage(region, plan, context.db)),
         (Refusal.SPLIT_MUTATION, lambda: written_between(region, context.db)),
+        (Refusal.SAVED_OPERAND, lambda: saved_then_written(region, plan, context)),
         (Refusal.WHOLE_TUPLE, lambda: tuple_used_whole(region, plan)),
     ]
     for rule, check in rules:
@@ -281,6 +289,25 @@ def written_between(region: Region, db: AliasDB) -> Check:
         for writer in db.writers(cls):
             if writer not in inside and lo < db.rank.get(writer, -1) < hi:
                 return Violated(f"{writer.name} writes what {_reader(region, cls, db)} reads")
+    return HOLDS
+
+
+def saved_then_written(region: Region, plan: OutlinePlan, context: OutlineContext) -> Check:
+    """RPL-28: in training, torch's runtime saves every tensor operand of the call for backward
+    (`saves_operands`); an outside write after the region to an operand's storage class (a view
+    shares its base's version counter) makes backward fail, where the original's ops saved
+    only what they need."""
+    inputs = operands(region, plan)
+    first = context.took_over.get(region[0], region[0])  # a getitem that took over (RPL-17)
+    if not saves_operands(inputs, context.grad_on[first]):
+        return HOLDS
+    db, inside = context.db, set(region)
+    last = max(db.rank[n] for n in region)
+    for operand in inputs:
+        for cls in sorted(db.classes(operand)):
+            later = [w for w in db.writers(cls) if w not in inside and db.rank.get(w, -1) > last]
+            if later:
+                return Violated(f"{later[0].name} writes {operand.name} after the region")
     return HOLDS
 
 

@@ -64,7 +64,7 @@ def replace_region(
             node.replace_all_uses_with(item, propagate_meta=True)
             takeovers.append((node, item))
         index += output_width(node)
-    _set_call_value(invoke, takeovers)
+    _set_call_value(invoke, region, plan)
     flat = {region[i] for i in plan.flattened}
     erased = [n for n in region if n not in flat]
     erased += dead_readers(erased, context.dead)  # RPL-27: nothing live reads them
@@ -78,19 +78,25 @@ def replace_region(
     return invoke, erased
 
 
-def _set_call_value(invoke: Node, takeovers: Takeovers) -> None:
-    """The call's example value: the tuple of its outputs' (EFF-2: fresh storages), when every
-    output has one."""
-    items = sorted(dict.fromkeys(n for _, n in takeovers), key=_index)
-    values = [example_value(n) for n in items]
+def _set_call_value(invoke: Node, region: Region, plan: OutlinePlan) -> None:
+    """The call's example value: one per subgraph output, in the subgraph's order (a tuple
+    output's elements flattened, RPL-4), when every output has one (EFF-2: fresh storages)."""
+    values: list[object] = []
+    for p in plan.outputs:
+        node = region[p]
+        if is_tuple_node(node):
+            values.extend(_element(example_value(node), path) for path in tuple_output_spec(node))
+        else:
+            values.append(example_value(node))
     if values and all(v is not None for v in values):
         invoke.meta["example_value"] = tuple(values)
 
 
-def _index(item: Node) -> int:
-    index = item.args[1]
-    assert isinstance(index, int), "RPL-12: a getitem of the call has an int index"
-    return index
+def _element(value: object, path: tuple[int, ...]) -> object:
+    for i in path:
+        assert isinstance(value, tuple), "RPL-4: a path of a tuple output indexes tuples"
+        value = value[i]
+    return value
 
 
 def _replace_tuple_output(

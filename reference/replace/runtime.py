@@ -1,16 +1,23 @@
-"""What torch's `invoke_subgraph` runtime takes and returns (spec chapter 03, RPL-21, RPL-23,
-RPL-24): the values `legality`'s rules accept as a call's operands and results. torch's pass
-checks none of them; its runtime fails at the call instead.
+"""What torch's `invoke_subgraph` runtime takes, returns and keeps (spec chapter 03, RPL-21,
+RPL-23, RPL-24, RPL-28): the values `legality`'s rules accept as a call's operands and results,
+and when a call saves its operands for backward. torch's pass checks none of them; its runtime
+fails at the call, or in backward, instead.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import torch
+import torch.fx
 from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
+from reference.fx_helpers import example_value
 from reference.names import INVOKE
 from reference.track.keys import functorch_kind
+
+Node = torch.fx.Node
 
 
 def runtime_takes(value: object) -> bool:
@@ -51,3 +58,17 @@ def runtime_returns(value: object) -> bool:
     if isinstance(value, tuple | list):
         return all(runtime_returns(v) for v in value)
     return isinstance(value, torch.Tensor | torch.SymInt)
+
+
+def saves_operands(operands: Iterable[Node], grad_enabled: bool) -> bool:
+    """Whether a call on `operands` runs through torch's autograd rule, whose autograd function
+    saves every tensor operand for backward (RPL-28): grad mode is on and a tensor operand
+    requires grad (`HigherOrderOperator.py_autograd_impl`). An operand whose value comes from
+    `val` alone (torch.export's, which does not track `requires_grad`) may require grad."""
+
+    def may_require_grad(node: Node) -> bool:
+        value = example_value(node)
+        tracked = "example_value" in node.meta
+        return isinstance(value, torch.Tensor) and (value.requires_grad or not tracked)
+
+    return grad_enabled and any(map(may_require_grad, operands))

@@ -11,6 +11,7 @@ faster (TRK-13).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,9 +105,10 @@ class Seq:
 
 @dataclass(frozen=True, slots=True)
 class Dict:
-    """A dict argument, items in sorted key order."""
+    """A dict argument: each key as a constant (TRK-5: `{1: x}` and `{"1": x}` differ) with its
+    value's key, in the constants' sorted order."""
 
-    items: tuple[tuple[str, ArgKey], ...]
+    items: tuple[tuple[Const, ArgKey], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,8 +186,14 @@ def value_key(value: Any) -> ArgKey:
     if isinstance(value, slice):
         return Seq("slice", tuple(map(value_key, (value.start, value.stop, value.step))))
     if isinstance(value, dict):
-        return Dict(tuple((str(k), value_key(value[k])) for k in sorted(value, key=str)))
+        return dict_key(value, value_key)
     return constant_key(value)
+
+
+def dict_key(value: dict[Any, Any], describe: Callable[[Any], ArgKey]) -> Dict:
+    """A dict argument's key: its keys as constants, sorted, each with `describe` of its value."""
+    keyed = sorted(((constant_key(k), k) for k in value), key=lambda p: (p[0].type, p[0].value))
+    return Dict(tuple((const, describe(value[k])) for const, k in keyed))
 
 
 def constant_key(value: Any) -> Const:

@@ -18,6 +18,7 @@ import torch.fx
 
 from reference.effects.node_effects import writes
 from reference.errors import expect
+from reference.fx_helpers import grad_modes
 from reference.track.keys import CallSite, current_global_state
 from reference.track.tracker import GraphRegionTracker
 
@@ -31,12 +32,12 @@ def track_graph(graph: torch.fx.Graph) -> GraphRegionTracker:
     expect(graph, torch.fx.Graph, "track_graph: graph")  # FIL-6
     tracker = GraphRegionTracker()
     state = current_global_state()
+    modes = grad_modes(graph, state.grad_enabled)
     for node in graph.nodes:
         if node.op == "output":
             continue
-        if node.op == "call_function" and node.target is torch._C._set_grad_enabled:
-            state = replace(state, grad_enabled=bool(node.args[0]))
-        tracker.track_with(node, state, call_site_from_stack_trace(node.meta.get("stack_trace")))
+        here = replace(state, grad_enabled=modes[node])
+        tracker.track_with(node, here, call_site_from_stack_trace(node.meta.get("stack_trace")))
         for position in writes(node):
             tracker.add_node_mutation(node, position)
     return tracker

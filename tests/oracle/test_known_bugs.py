@@ -47,6 +47,7 @@ def _divergence(
         ("own_autograd_function", Component.DEDUP, "N3"),
         ("own_batchnorm_train", Component.DEDUP, "N14"),
         ("own_foreach_updates", Component.DEDUP, "N15"),
+        ("own_saved_operand", Component.DEDUP, "N16"),
     ],
 )
 def test_dif11_corpus_bugs_are_named(stem: str, component: Component, bug: str) -> None:

@@ -1,6 +1,7 @@
 """EXP-11, SRT-2, SRT-4: the speed-ups of `reference.fast` give the plain paths' results on the
-corpus and on random models: the same expansion (every step) of the captured graph,
-and the same sorted order of the graph, scrambled, under its ordering deps."""
+corpus and on random models: the same expansion (every step) of the captured graph, the same
+sorted order of the graph, scrambled, under its ordering deps, and the same deduplicated graph
+from `deduplicate(..., fast=True)`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from checker.oracle.campaign.randmodels import random_model
 from reference.dynamo.capture import capture
 from reference.expand.regions import search_regions
 from reference.graph_copy import copy_graph_module
+from reference.pipeline import deduplicate
 from reference.sort.deps import OrderingDeps
 from reference.sort.stable import stable_topological_sort
 from reference.track.offline import track_graph
@@ -37,6 +39,14 @@ def assert_fast_equals_plain(gm: torch.fx.GraphModule) -> None:
     plain, fast = search_regions(gm.graph, buckets), search_regions(gm.graph, buckets, fast=True)
     assert fast.expansion == plain.expansion, "EXP-11: the fast expansion differs"
     assert sorted_names(gm, fast=True) == sorted_names(gm, fast=False), "SRT-2: orders differ"
+    assert deduplicated_code(gm, fast=True) == deduplicated_code(gm, fast=False)
+
+
+def deduplicated_code(gm: torch.fx.GraphModule, fast: bool) -> str:
+    """The code of a copy of `gm` after `deduplicate(..., fast=fast)`."""
+    copy = copy_graph_module(gm).gm
+    deduplicate(copy, track_graph(copy.graph), fast=fast)
+    return copy.code
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.stem)

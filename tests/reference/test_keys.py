@@ -83,6 +83,8 @@ def test_trk5_constants_by_type_and_value() -> None:
     assert value_key((1, (2, 3))) == Seq("tuple", (value_key(1), inner))
     assert value_key((1, (2, 3))) != value_key((1, 2, 3)), "structure kept"
     assert value_key([1, 2]) != value_key((1, 2))
+    assert value_key({1: 0.5}) != value_key({"1": 0.5}), "dict keys by type and text"
+    assert value_key({"b": 1, "a": 2}) == value_key({"a": 2, "b": 1}), "key order ignored"
     clamp_a, clamp_b = _graph(
         (torch.clamp, ("x", 0.0, 1.0), {}), (torch.clamp, ("x", 0.0, 2.0), {})
     )

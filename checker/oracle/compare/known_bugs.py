@@ -89,6 +89,12 @@ def _unseen_write(d: Divergence) -> bool:
     return d.kind is Kind.GRAPH and _refused("RPL-7")(d)
 
 
+def _saved_then_written(d: Divergence) -> bool:
+    """A call that saves its operands for backward is followed by a write of one (CHK-22), or
+    the reference refused the region the other side outlined for that (RPL-28)."""
+    return d.evidence.violated == "CHK-22" or _refused("RPL-28")(d)
+
+
 def _taken_over(d: Divergence) -> bool:
     """A region held a getitem of a tuple an earlier call replaced (RPL-17): the reference
     passed the call's getitem instead, or refused the region; the other side's pass crashed
@@ -195,6 +201,8 @@ CATALOGUE: tuple[KnownBug, ...] = (
              Component.DEDUP, _unseen_write, known_in=_EVERY_MIRRORED),
     KnownBug("N15", "a region output whose value is a list (a `_foreach_*_` op's)",
              Component.DEDUP, _N15, known_in=_EVERY_MIRRORED),
+    KnownBug("N16", "a call saves every operand for backward: a later write of one fails it",
+             Component.DEDUP, _saved_then_written, known_in=_EVERY_MIRRORED),
     KnownBug("N10", "a group whose calls would feed each other fails torch's sort",
              Component.DEDUP, _N10),
     KnownBug("SRT-10", "erasure drops an erased node's own deps", Component.DEDUP,

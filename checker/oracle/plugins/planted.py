@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 import torch
 import torch.fx
 
-from checker.oracle.plugins.example import RANDOM, Deps, Example, named, outputs_of
+from checker.oracle.plugins.example import RANDOM, Example, named
 from checker.oracle.plugins.regions import Region
+from checker.oracle.plugins.subgraphs import Deps, outputs_of
 from checker.oracle.protocol import Callback, CapturedGraph
 from reference.split import split_module
 
