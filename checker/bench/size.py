@@ -63,12 +63,12 @@ CONCEPTS = (
         "Partition", "_get_attr_from_qualname", "split_module")),
 )  # fmt: skip
 
-# What torch lacks, counted apart. Order repair for B6/B7 is not a module of its own yet: it
-# sits in reference/split/plan.py and counts with split_module.
+# What torch lacks, counted apart.
 LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("alias DB and node effects", ("reference/effects/",)),
     ("cycle refusal", ("reference/replace/cycle.py",)),
     ("alias and draw ordering", ("reference/sort/aliases.py",)),  # SRT-12, SRT-13
+    ("split order repair", ("reference/split/repair.py",)),  # SPL-8, SPL-11, SPL-15
     ("fast paths", ("reference/fast/",)),
 )
 

@@ -37,11 +37,8 @@ class BuildOptions:
 
     def submod_name(self, pid: PartitionId) -> str:
         """`submod_<id>`, or `submod_<affix>_<id>` (SPL-2)."""
-        return (
-            f"submod_{pid}"
-            if self.partition_affix is None
-            else (f"submod_{self.partition_affix}_{pid}")
-        )
+        affix = "" if self.partition_affix is None else f"{self.partition_affix}_"
+        return f"submod_{affix}{pid}"
 
 
 def _copy_meta(new: torch.fx.Node, old: torch.fx.Node) -> torch.fx.Node:

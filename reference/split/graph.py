@@ -2,8 +2,8 @@
 
 This is the torch edge of the split: it resolves attributes, recognises the global-state calls
 (`_set_grad_enabled`, `_enter_autocast`, `_exit_autocast`), reads symbolic sizes from
-`meta["example_value"]` and calls the user's split callback. Everything downstream
-(`state`, `partition_order`, `plan`, `build`) works on the `SplitGraph` made here, by index.
+`meta["example_value"]` and calls the user's split callback. Everything downstream (`state`,
+`partition_order`, `repair`, `plan`, `build`) works on the `SplitGraph` made here, by index.
 """
 
 from __future__ import annotations
@@ -112,12 +112,8 @@ def node_kind(gm: torch.fx.GraphModule, node: torch.fx.Node) -> NodeKind:
 
 def state_op(node: torch.fx.Node) -> StateOp | None:
     """The global-state call this node is, if any (compared by identity, never by name)."""
-    if node.op != "call_function":
-        return None
-    for target, op in _STATE_TARGETS:
-        if node.target is target:
-            return op
-    return None
+    found = (op for target, op in _STATE_TARGETS if node.target is target)
+    return next(found, None) if node.op == "call_function" else None
 
 
 def bound_symbol(node: torch.fx.Node) -> str | None:

@@ -6,7 +6,7 @@ the base graph calls the partitions. `build` then only turns the plan into graph
 plan is what tests and `fxoracle explain` show.
 
 Phases, as in torch's `split_module`: assign (callback), regions (global state), record
-cross-partition uses, order.
+cross-partition uses, order (torch's, repaired by `reference.split.repair` where it is wrong).
 """
 
 from __future__ import annotations
@@ -24,24 +24,9 @@ from reference.split.graph import (
     assign_partitions,
     read_graph,
 )
-from reference.split.partition_order import (
-    Edge,
-    appearance_order,
-    cycle_error,
-    lifo_order,
-    position_edges,
-)
-from reference.split.state import (
-    check_monotonic,
-    epilogues,
-    final_grad_mode,
-    grad_contract,
-    has_global_state,
-    keeps_grad_mode,
-    preludes,
-    state_partitions,
-    state_regions,
-)
+from reference.split.partition_order import cycle_error, lifo_order
+from reference.split.repair import repaired_order
+from reference.split.state import check_monotonic, epilogues, preludes, state_regions
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,51 +179,15 @@ def _orders(
     partitions: Sequence[PartitionPlan],
     keep_original_order: bool,
 ) -> tuple[tuple[PartitionId, ...], tuple[PartitionId, ...]]:
-    """(torch's order, the reference order); raises on a dependency cycle (SPL-7, SPL-8).
-
-    The reference order is torch's, unless torch's is not topological (B7), lets a partition
-    start under a grad mode it did not have in the original graph, or leaves the caller a grad
-    mode the original graph does not (B6). Then it is the first-appearance topological order,
-    with partitions that hold global-state nodes kept at their position (SPL-11).
-    """
+    """(torch's order, the reference's): torch's is first appearance with `keep_original_order`,
+    else its LIFO order, and a cycle is refused (SPL-7); the reference's is torch's where that is
+    right, else repaired (`reference.split.repair`: SPL-8, SPL-11, SPL-15)."""
     appearance = tuple(p.pid for p in partitions)
-    edges: list[Edge] = [(p.pid, d) for p in partitions for d in p.dependents]
-    lifo = lifo_order(appearance, {p.pid: p.dependents for p in partitions})
+    dependents = {p.pid: p.dependents for p in partitions}
+    lifo = lifo_order(appearance, dependents)
     if lifo is None:
-        raise cycle_error(appearance, edges)
-    upstream = appearance if keep_original_order else lifo
-    contracts = {p.pid: grad_contract(facts, p.nodes, p.preludes) for p in partitions}
-    writes = mutation_edges(facts, assignment)
-    if (
-        not keep_original_order
-        and keeps_grad_mode(lifo, contracts, final_grad_mode(facts))
-        and respects(lifo, writes)
-    ):
-        return upstream, lifo
-    pinned = state_partitions(facts, assignment) if has_global_state(facts) else frozenset()
-    constrained = edges + writes + position_edges(appearance, pinned)
-    order = appearance_order(appearance, constrained)
-    if order is None:
-        raise cycle_error(appearance, constrained, "with global-state partitions kept in place: ")
-    assert keeps_grad_mode(order, contracts, final_grad_mode(facts)), (
-        "SPL-11: repaired order changes a grad mode"
-    )
-    return upstream, order
-
-
-def mutation_edges(facts: SplitGraph, assignment: Sequence[PartitionId | None]) -> list[Edge]:
-    """SPL-15: a partition runs after the partitions holding the nodes its nodes must follow
-    for what they write, read or draw (SRT-6, SRT-12, SRT-13 lifted to partitions)."""
-    found: list[Edge] = []
-    for i, node in enumerate(facts.nodes):
-        for dep in node.after:
-            pi, pd = assignment[i], assignment[dep]
-            if pi is not None and pd is not None and pi != pd:
-                found.append((pd, pi))
-    return list(dict.fromkeys(found))
-
-
-def respects(order: Sequence[PartitionId], edges: Sequence[Edge]) -> bool:
-    """Every edge `(a, b)` has `a` before `b` in `order`."""
-    position = {p: i for i, p in enumerate(order)}
-    return all(position[a] < position[b] for a, b in edges)
+        raise cycle_error(appearance, [(p, d) for p in appearance for d in dependents[p]])
+    starts = {p.pid: p.preludes for p in partitions}
+    torch_lifo = None if keep_original_order else lifo
+    order = repaired_order(facts, assignment, dependents, starts, torch_lifo)
+    return (appearance if keep_original_order else lifo), order

@@ -9,7 +9,7 @@ functions over `SplitGraph` and a partition assignment.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reference.errors import FxOracleError
@@ -26,14 +26,9 @@ class StateRegion:
     partitions: tuple[PartitionId, ...]
 
 
-def has_global_state(facts: SplitGraph) -> bool:
-    """Whether any node is a grad-mode or autocast call."""
-    return any(n.state is not None for n in facts.nodes)
-
-
 def check_monotonic(facts: SplitGraph, assignment: Sequence[PartitionId | None]) -> None:
     """With global state, partition ids must not decrease in node order (SPL-10, B8)."""
-    if not has_global_state(facts):
+    if all(n.state is None for n in facts.nodes):
         return
     highest: PartitionId | None = None
     for i, pid in enumerate(assignment):
@@ -84,15 +79,12 @@ def state_regions(
 def _ordered_regions(
     facts: SplitGraph, spans: dict[NodeIndex, set[PartitionId]]
 ) -> tuple[StateRegion, ...]:
-    autocast = [i for i in sorted(spans) if facts.nodes[i].state is StateOp.ENTER_AUTOCAST]
-    grad = [i for i in sorted(spans) if facts.nodes[i].state is StateOp.SET_GRAD]
+    """Autocast regions, then grad regions, each in node order."""
     return tuple(
-        StateRegion(
-            i,
-            StateOp.ENTER_AUTOCAST if i in autocast else StateOp.SET_GRAD,
-            tuple(sorted(spans[i])),
-        )
-        for i in [*autocast, *grad]
+        StateRegion(i, op, tuple(sorted(spans[i])))
+        for op in (StateOp.ENTER_AUTOCAST, StateOp.SET_GRAD)
+        for i in sorted(spans)
+        if facts.nodes[i].state is op
     )
 
 
@@ -111,71 +103,3 @@ def epilogues(regions: Sequence[StateRegion], pid: PartitionId) -> tuple[NodeInd
         for r in reversed(regions)
         if r.op is StateOp.ENTER_AUTOCAST and pid in r.partitions[:-1]
     )
-
-
-def state_partitions(
-    facts: SplitGraph, assignment: Sequence[PartitionId | None]
-) -> frozenset[PartitionId]:
-    """Partitions that hold a global-state node of their own: they change the ambient state."""
-    return frozenset(
-        pid
-        for fact, pid in zip(facts.nodes, assignment, strict=True)
-        if pid is not None and fact.state is not None
-    )
-
-
-GradMode = bool | None  # None: the ambient mode the split module is called under
-
-
-@dataclass(frozen=True, slots=True)
-class GradContract:
-    """What a partition needs of the grad mode when it starts, and what it leaves (SPL-11).
-
-    A partition that sets the mode first (a prelude, or a grad node as its first node) needs
-    nothing; any other needs `entry`, the mode in force before its first node in the original
-    graph. A partition that runs a grad node (its own or a prelude) leaves `exit` behind.
-    """
-
-    needs_entry: bool
-    entry: GradMode
-    changes: bool
-    exit: GradMode
-
-
-def grad_contract(
-    facts: SplitGraph, nodes: Sequence[NodeIndex], prelude: Sequence[NodeIndex]
-) -> GradContract:
-    """The grad-mode contract of a partition with these nodes and preludes."""
-    grads = [i for i in prelude if facts.nodes[i].state is StateOp.SET_GRAD]
-    grads += [i for i in nodes if facts.nodes[i].state is StateOp.SET_GRAD]
-    before = [i for i in range(nodes[0]) if facts.nodes[i].state is StateOp.SET_GRAD]
-    return GradContract(
-        needs_entry=not grads or grads[0] not in (*prelude, nodes[0]),
-        entry=facts.nodes[before[-1]].grad_enabled if before else None,
-        changes=bool(grads),
-        exit=facts.nodes[grads[-1]].grad_enabled if grads else None,
-    )
-
-
-def final_grad_mode(facts: SplitGraph) -> GradMode:
-    """The grad mode the original graph leaves behind: its last grad node's, else ambient."""
-    modes = [n.grad_enabled for n in facts.nodes if n.state is StateOp.SET_GRAD]
-    return modes[-1] if modes else None
-
-
-def keeps_grad_mode(
-    order: Sequence[PartitionId], contracts: Mapping[PartitionId, GradContract], final: GradMode
-) -> bool:
-    """Whether, run in `order`, every partition starts under the grad mode it needs and the
-    last leaves the mode the original graph leaves (`final`) (SPL-11).
-
-    Autocast needs no such check: every partition opens and closes the autocast it uses.
-    """
-    mode: GradMode = None
-    for pid in order:
-        contract = contracts[pid]
-        if contract.needs_entry and contract.entry != mode:
-            return False
-        if contract.changes:
-            mode = contract.exit
-    return mode == final

@@ -16,8 +16,9 @@ from reference.split.graph import (
     StateOp,
     SymbolUse,
 )
-from reference.split.partition_order import appearance_order, lifo_order, position_edges
+from reference.split.partition_order import lifo_order
 from reference.split.plan import make_plan
+from reference.split.repair import appearance_order, position_edges
 
 P = PartitionId
 N = NodeIndex
