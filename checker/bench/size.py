@@ -73,6 +73,8 @@ LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the policy's switches and the pins torch lacks: SRT-8, SRT-11, and SRT-12/13's selection
     ("ordering corrections", ("reference/sort/rules.py",)),
     ("alias and draw ordering", ("reference/sort/aliases.py",)),  # SRT-12, SRT-13
+    # FIL-6 and the sort's bad-input errors (SRT-2..SRT-6, SRT-9); torch takes input on trust
+    ("sort's bad-input errors", ("reference/sort/inputs.py",)),
     ("fast paths", ("reference/fast/",)),
 )
 

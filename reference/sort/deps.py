@@ -11,6 +11,8 @@ torch's `_populate_additional_deps` computes, run as rules in order, each yieldi
   place (autocast, torch's, SRT-7; functorch's, SRT-11; grad mode, SRT-8).
 
 The replacer updates the deps with `redirect` when it erases a region node (SRT-9, SRT-10).
+Bad input (a write outside the graph, a node redirected to itself) is named by
+`reference.sort.inputs`.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from torch.fx import Graph, Node
 
 from reference.effects.alias_db import AliasDB
-from reference.errors import FxOracleError
 from reference.fx_helpers import flat_node_args
 from reference.policy import RIGHT, Policy
+from reference.sort import inputs
 from reference.sort.rules import Targets, Writes, effect_rules
 from reference.sort.rules import pinned_targets as pinned_targets  # the policy's pins, SRT-7
 
@@ -101,8 +103,7 @@ class OrderingDeps:
         With `keep_erased_deps`, `to` first takes over `erased`'s own deps and never lists itself,
         so an erased node's ordering constraints survive (SRT-10, torch drops them).
         """
-        if erased is to:
-            raise FxOracleError(f"SRT-9: cannot redirect {erased.name} to itself")
+        inputs.check_redirect(erased, to)
         for dep in self._deps.pop(erased, {}):
             del self._dependents[dep][erased]
             if keep_erased_deps and dep is not to:
@@ -119,15 +120,11 @@ class OrderingDeps:
 def mutation_order(graph: Graph, db: AliasDB, writes: Writes) -> Iterator[tuple[Node, Node]]:
     """torch's `_add_mutation_dependencies`: a writer is ordered against the DIRECT users of
     the arg it writes, earlier users before it, later users after it. SRT-6."""
+    inputs.check_writes(graph, writes)
     rank = {node: i for i, node in enumerate(graph.nodes)}
     for node, positions in writes.items():
-        if node not in rank:
-            raise FxOracleError(f"SRT-6: mutating node {node.name} is not in the graph")
-        args = flat_node_args(node)
         for position in positions:
-            if not 0 <= position < len(args):
-                raise FxOracleError(f"SRT-6: {node.name} has no flat arg {position}")
-            for user in args[position].users:
+            for user in flat_node_args(node)[position].users:
                 if user is not node:
                     yield (node, user) if rank[user] < rank[node] else (user, node)
 

@@ -22,9 +22,9 @@ from functools import partial
 
 from torch.fx import Graph, Node
 
-from reference.errors import FxOracleError, expect
 from reference.fast.sort import LastUnready, on_longest_increasing
 from reference.fx_helpers import unique_node_args
+from reference.sort import inputs
 from reference.sort.cycle import Cycle as Cycle  # re-exported: part of the sort's result
 from reference.sort.cycle import NoOrder as NoOrder  # re-exported: what the sort raises
 from reference.sort.cycle import waiting_cycle
@@ -42,7 +42,8 @@ def order_indices(
     `trace`, when given, sees every visit (it changes nothing); `fast=True` finds each node's
     last unready dep with `reference.fast.sort.LastUnready` (the same order). SRT-1, SRT-2, SRT-5.
     """
-    unique = _unique_deps(n, deps)
+    inputs.check_positions(n, deps)
+    unique = [list(dict.fromkeys(own)) for own in deps]  # torch's `OrderedSet`
     last_unready = LastUnready(unique) if fast else partial(_last_unready, unique)
     placed = [False] * n
     waiting: dict[int, list[int]] = {}  # blocker -> the nodes waiting on it, in arrival order
@@ -60,16 +61,6 @@ def order_indices(
         if trace is not None:
             trace(SortStep.of(node, blocker, pending, waiting, order))
     return order if len(order) == n else waiting_cycle(waiting)
-
-
-def _unique_deps(n: int, deps: Sequence[Sequence[int]]) -> list[list[int]]:
-    """`deps` without repeats (first occurrence kept); bad sizes or positions are bad input."""
-    if n < 0 or len(deps) != n:
-        raise FxOracleError(f"SRT-2: expected deps for {n} nodes, got {len(deps)}")
-    for node, dep in ((node, dep) for node, own in enumerate(deps) for dep in own):
-        if not 0 <= dep < n:
-            raise FxOracleError(f"SRT-2: node {node} depends on {dep}, outside 0..{n - 1}")
-    return [list(dict.fromkeys(own)) for own in deps]
 
 
 def _last_unready(deps: list[list[int]], node: int, placed: list[bool]) -> int | None:
@@ -91,28 +82,17 @@ def stable_topological_sort(
     Raises `FxOracleError` (graph untouched) on a cycle, or when a node depends on the output
     node or on a node outside the graph (torch reports both as a failed sort). SRT-1..SRT-5.
     """
-    expect(graph, Graph, "stable_topological_sort: graph")  # FIL-6
-    expect(additional_deps, Mapping, "stable_topological_sort: additional_deps")
+    inputs.check_sort_arguments(graph, additional_deps)
     body = [node for node in graph.nodes if node.op != "output"]
     position = {node: i for i, node in enumerate(body)}
-    deps = [_dep_positions(node, additional_deps, position) for node in body]
-    result = order_indices(len(body), deps, fast=fast)
+    deps = {node: node_deps(node, additional_deps) for node in body}
+    inputs.check_body_deps(deps, position)
+    positions = [[position[dep] for dep in own] for own in deps.values()]
+    result = order_indices(len(body), positions, fast=fast)
     if isinstance(result, Cycle):
         raise NoOrder.naming(result, [node.name for node in body])
     outputs = [node for node in graph.nodes if node.op == "output"]
     apply_order(graph, [body[i] for i in result] + outputs, fast=fast)
-
-
-def _dep_positions(
-    node: Node, additional_deps: Mapping[Node, Sequence[Node]], position: Mapping[Node, int]
-) -> list[int]:
-    """The positions of `node`'s deps among the body nodes; a dep on the output node or on a
-    node outside the graph is bad input (SRT-5)."""
-    deps = node_deps(node, additional_deps)
-    for dep in (dep for dep in deps if dep not in position):
-        where = "the output node" if dep.op == "output" else "a node outside the graph"
-        raise FxOracleError(f"SRT-5: {node.name} depends on {dep.name}, {where}")
-    return [position[dep] for dep in deps]
 
 
 def apply_order(graph: Graph, order: Sequence[Node], *, fast: bool = False) -> int:
@@ -125,8 +105,7 @@ def apply_order(graph: Graph, order: Sequence[Node], *, fast: bool = False) -> i
     with the fewest moves.
     """
     rank = {node: i for i, node in enumerate(graph.nodes)}
-    if len(order) != len(rank) or any(node not in rank for node in order):
-        raise FxOracleError("SRT-4: the order must list every node of the graph exactly once")
+    inputs.check_order(rank, order)
     stays = on_longest_increasing([rank[node] for node in order]) if fast else [False] * len(order)
     moves = 0
     for previous, node, stay in zip([None, *order], order, stays, strict=False):
