@@ -67,7 +67,13 @@ CONCEPTS = (
 LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("alias DB and node effects", ("reference/effects/",)),
     ("cycle refusal", ("reference/replace/cycle.py",)),
+    ("cycle witness", ("reference/sort/cycle.py",)),  # SRT-5 (torch's sort: a boolean), RPL-25
+    ("sort trace", ("reference/sort/trace.py",)),  # chapter 04's visit-by-visit picture
+    # the policy's switches and the pins torch lacks: SRT-8, SRT-11, and SRT-12/13's selection
+    ("ordering corrections", ("reference/sort/rules.py",)),
     ("alias and draw ordering", ("reference/sort/aliases.py",)),  # SRT-12, SRT-13
+    # FIL-6 and the sort's bad-input errors (SRT-2..SRT-6, SRT-9); torch takes input on trust
+    ("sort's bad-input errors", ("reference/sort/inputs.py",)),
     ("split order repair", ("reference/split/repair.py",)),  # SPL-8, SPL-11, SPL-15
     ("fast paths", ("reference/fast/",)),
 )

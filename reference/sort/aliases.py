@@ -1,6 +1,7 @@
 """Ordering deps torch does not have: writes ordered against every alias, and random draws kept
 in order (spec chapter 04, SRT-12 and SRT-13; the storage classes come from chapter 09's alias
-DB). `reference.sort.deps` runs `access_order` when the policy asks for either.
+DB). `reference.sort.rules.effect_rules` adds `access_order` to the deps' rules when the policy
+asks for either.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def test_srt7_pinning_costs_a_times_n_minus_1_edges() -> None:
     n, a = len(g.nodes), 4
     assert n == 202
     ours = OrderingDeps.from_graph(g, {})
-    assert ours.edge_count() == a * (n - 1) - a * (a - 1) // 2 == 798
+    assert sum(map(len, ours.as_mapping().values())) == a * (n - 1) - a * (a - 1) // 2 == 798
     assert named(ours.as_mapping()) == named(torch_deps(g, {}))
 
 

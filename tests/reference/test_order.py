@@ -196,6 +196,19 @@ def test_srt5_cycle_error_names_the_cycle_and_leaves_the_graph_alone() -> None:
     assert names(twin) == ["x", "neg", "add", "mul", "output"]
 
 
+@pytest.mark.spec("SRT-4")
+def test_srt4_an_order_that_is_not_every_node_once_is_bad_input() -> None:
+    """SRT-4: `apply_order` takes every node of the graph exactly once: a node listed twice in
+    place of another, a missing node or a node of another graph is an error, nothing moved."""
+    g = chain_graph()
+    x, add, mul, out = g.nodes
+    stranger = next(iter(chain_graph().nodes))
+    for order in ([x, add, add, out], [x, add, out], [x, add, stranger, out], [x, add, mul]):
+        with pytest.raises(FxOracleError, match="SRT-4: the order must list every node"):
+            apply_order(g, order)
+        assert names(g) == ["x", "add", "mul", "output"]
+
+
 @pytest.mark.spec("SRT-5")
 @pytest.mark.parametrize(
     ("extra", "cycle"),
