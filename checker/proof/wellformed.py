@@ -173,15 +173,16 @@ def _call_value(callee: torch.fx.GraphModule, node: Node) -> Verdict:
         return Violated(f"its example value has {count} values for {len(outputs)} outputs")
     for k, (mine, output) in enumerate(zip(value, outputs, strict=True)):
         theirs = example_value(output) if isinstance(output, Node) else None
-        both = isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)
-        if both and not _alike(mine, theirs):
+        tensors = isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)
+        if tensors and not _alike(mine, theirs):
             return Violated(f"example value {k} is {_meta(mine)}, output {k} is {_meta(theirs)}")
     return HOLDS
 
 
-def _alike(a: torch.Tensor, b: torch.Tensor) -> bool:
+def _alike(a: object, b: object) -> bool:
     """Same dtype and rank, and equal sizes where both are plain ints (a symbolic size, such as
     a data-dependent one that each call draws afresh, is not compared)."""
+    assert isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
     if a.dtype != b.dtype or a.dim() != b.dim():
         return False
     pairs = zip(a.shape, b.shape, strict=True)
