@@ -154,6 +154,21 @@ def test_cycle_between_partitions_is_reported_with_the_cycle() -> None:
         split_module(traced, None, callback(ids))
 
 
+@pytest.mark.spec("SPL-7")
+def test_a_long_partition_cycle_is_one_error_not_a_recursion_error() -> None:
+    """A chain of 1,500 partitions closed back to partition 0: the iterative cycle search."""
+    graph = torch.fx.Graph()
+    node = graph.placeholder("x")
+    ids: dict[str, int] = {}
+    for partition in [*range(1500), 0]:  # partition 0 also reads the last one
+        node = graph.call_function(torch.add, (node, 1))
+        ids[node.name] = partition
+    graph.output((node,))
+    gm = torch.fx.GraphModule(nn.Module(), graph)
+    with pytest.raises(FxOracleError, match=r"partitions 0 -> 1 -> 2 -> .* -> 1499 -> 0$"):
+        split_module(gm, None, callback(ids))
+
+
 def _state_graph(target: Callable[..., Any], args: tuple[Any, ...]) -> torch.fx.GraphModule:
     """`x -> target(*args); return sin(x)`: one global-state call with constant arguments."""
     graph = torch.fx.Graph()
