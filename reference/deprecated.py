@@ -33,11 +33,20 @@ MOVED: Mapping[str, Mapping[str, str]] = {
 }
 
 
+def moved_message(old: str) -> str:
+    """The warning for `old`: its new package, and where any submodule went elsewhere."""
+    moves = MOVED[old]
+    new = next(iter(moves.values())).rpartition(".")[0]
+    elsewhere = [
+        f"{old}.{name}: {to}" for name, to in moves.items() if not to.startswith(f"{new}.")
+    ]
+    return f"{old} is deprecated, use {new}" + "".join(f"; {move}" for move in elsewhere)
+
+
 def alias_package(old: str) -> None:
     """Warn that `old` moved, and make each of its old submodules an alias of its new module."""
     moves = MOVED[old]
-    new = next(iter(moves.values())).rpartition(".")[0]
-    warnings.warn(f"{old} is deprecated, use {new}", DeprecationWarning, stacklevel=3)
+    warnings.warn(moved_message(old), DeprecationWarning, stacklevel=3)
     package = sys.modules[old]
     for name, target in moves.items():
         module = importlib.import_module(target)

@@ -48,7 +48,8 @@ def flat_node_args(node: Node) -> list[Node]:
 
 
 def unique_node_args(node: Node) -> list[Node]:
-    """`flat_node_args` without repeats, first occurrence kept (the expansion's BFS order).
+    """`flat_node_args` without repeats, first occurrence kept: `all_input_nodes` order,
+    the order in which the expansion's backward BFS queues a node's arguments.
 
     fx keeps exactly this list up to date as `all_input_nodes`, so it is read, not rebuilt.
     """

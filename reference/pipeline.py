@@ -69,7 +69,7 @@ def deduplicate(
     fast: bool = False,
 ) -> DedupResult:
     """Find `tracker`'s region groups in `gm` (2) and outline them (3, 4), in place, as torch's
-    `apply_graph_deduplication` does (RPL-1..RPL-25).
+    `apply_graph_deduplication` does (spec chapter 03, RPL).
 
     `gate(group, plan)` may veto a group before anything changes: it returns `HOLDS`, or a
     `Veto` naming the first region it cannot prove safe (RPL-11). A `policy` other than the
@@ -112,9 +112,10 @@ def outline(
     fast: bool = False,
 ) -> DedupResult:
     """Steps 3 and 4 on a bare graph, each group's subgraph going to `installer`: outline the
-    groups one by one in torch's order, then sort once (SRT-1). The one place the policy is
-    read: what it decides reaches the phases as data (the pinned switches, how erased nodes'
-    deps move, whether cycles are refused)."""
+    groups one by one in torch's order, then sort once (SRT-1). The policy is read here (the
+    replacer's switches: `keep_erased_deps`, SRT-10; `refuse_cycles`, RPL-25) and in
+    `reference.sort.rules` (the sort's rules and pinned switches), nowhere else: the phases
+    get what it decides as data."""
     db = AliasDB(graph, {n: tuple(sorted(p)) for n, p in writes.items()})  # chapter 09
     deps = ordering_deps(graph, writes, policy, db)  # what the sort must keep (SRT-6..SRT-13)
     grouped = (n for group in groups for region in group for n in region)

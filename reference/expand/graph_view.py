@@ -24,9 +24,9 @@ BucketId = NewType("BucketId", int)
 
 @dataclass(frozen=True, slots=True)
 class GraphView:
-    """A graph as positions: `args[i]` are node i's unique node arguments in BFS order;
-    `buckets[b]` the members of bucket b; `bucket_of[i]` the bucket node i counts as (None: it
-    is identical to no other node, TRK-12)."""
+    """A graph as positions: `args[i]` are node i's unique node arguments in `all_input_nodes`
+    order (the order the backward BFS queues them); `buckets[b]` the members of bucket b;
+    `bucket_of[i]` the bucket node i counts as (None: it is identical to no other node, TRK-12)."""
 
     names: tuple[str, ...]
     ops: tuple[str, ...]

@@ -10,7 +10,9 @@ torch's `_populate_additional_deps` computes, run as rules in order, each yieldi
 - `global_state_order`: the switches `reference.sort.rules.pinned_targets` names keep their
   place (autocast, torch's, SRT-7; functorch's, SRT-11; grad mode, SRT-8).
 
-The replacer updates the deps with `redirect` when it erases a region node (SRT-9, SRT-10).
+`policy` is only passed on: `reference.sort.rules` reads it (`reference.pipeline.outline` reads
+the replacer's switches). The replacer updates the deps with `redirect` when it erases a region
+node (SRT-9, SRT-10).
 Bad input (a write outside the graph, a node redirected to itself) is named by
 `reference.sort.inputs`.
 """

@@ -1,4 +1,5 @@
-"""Which ordering rules apply: the policy read once (spec chapter 04). torch has one set of
+"""Which ordering rules apply: the sort's part of the policy, read here once (spec chapter 04;
+the replacer's switches are read in `reference.pipeline.outline`). torch has one set of
 rules; the reference's corrections of them, and the switches that turn each back into torch's
 (`reference.policy.Policy`), are what this module adds, counted apart by `fxoracle bench --size`:
 
@@ -8,7 +9,8 @@ rules; the reference's corrections of them, and the switches that turn each back
 - `pinned_targets`: the global-state switches that keep their place: torch's autocast (SRT-7),
   functorch's transforms (SRT-11) and, with `pin_grad_mode`, grad mode (SRT-8).
 
-SRT-10 (`keep_erased_deps`) is the replacer's choice, passed to `OrderingDeps.redirect`.
+SRT-10 (`keep_erased_deps`) is the replacer's choice, which `reference.pipeline.outline` reads
+and passes to `OrderingDeps.redirect`.
 """
 
 from __future__ import annotations

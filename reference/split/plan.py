@@ -1,9 +1,10 @@
-"""The partition plan of split_module, as plain data (spec chapter 05, SPL-1 to SPL-11).
+"""The partition plan of split_module, as plain data (spec chapter 05, SPL-1 to SPL-11, SPL-15).
 
 `plan_split` decides everything `split_module` will build: which node goes to which partition,
 each partition's inputs, outputs, global-state preludes and epilogues, and the order in which
 the base graph calls the partitions. `build` then only turns the plan into graphs, so the
-plan is what tests and `fxoracle explain` show.
+plan is what tests, the course (`checker/course/ex_04_05.py`) and the chapter 05 pictures
+(`checker/tools/render/pictures.py`) inspect; `fxoracle explain` does not show it.
 
 Phases, as in torch's `split_module`: assign (callback), regions (global state), record
 cross-partition uses, order (torch's, repaired by `reference.split.repair` where it is wrong).

@@ -97,7 +97,7 @@ class Const:
 
 @dataclass(frozen=True, slots=True)
 class Seq:
-    """A tuple, list or torch.Size, structure kept."""
+    """A tuple, list, torch.Size or slice (`kind` "slice": start, stop, step), structure kept."""
 
     kind: str
     items: tuple[ArgKey, ...]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from reference.deprecated import MOVED
+from reference.deprecated import MOVED, moved_message
 
 _PROBE = """
 import importlib, warnings
@@ -33,5 +33,14 @@ def test_an_old_module_path_is_the_new_module_with_a_warning(old: str, new: str)
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     package = old.rpartition(".")[0]
     renamed = next(iter(MOVED[package].values())).rpartition(".")[0]  # the package's new name
-    expected = f"{package} is deprecated, use {renamed}"
-    assert run.stdout.strip() == f"True [{expected!r}]"
+    assert run.stdout.strip() == f"True [{moved_message(package)!r}]"
+    assert moved_message(package).startswith(f"{package} is deprecated, use {renamed}")
+
+
+def test_the_key_warning_names_where_fast_keys_moved() -> None:
+    """`reference.key.fast_keys` went to `reference.fast`, not `reference.track`."""
+    expected = "reference.key is deprecated, use reference.track; "
+    assert (
+        moved_message("reference.key") == expected + "reference.key.fast_keys: reference.fast.keys"
+    )
+    assert moved_message("reference.order") == "reference.order is deprecated, use reference.sort"
