@@ -36,9 +36,10 @@ def ordering_deps(
     db: AliasDB | None = None,
 ) -> OrderingDeps:  # fmt: skip
     """The extra ordering dependencies of `graph` (SRT-6..SRT-13) under `policy`, `writes` as a
-    tracker records them (positions of nodes no longer in the graph ignored)."""
+    tracker records them, each node's positions used in the recorded order as torch's
+    `_add_mutation_dependencies` does (positions of nodes no longer in the graph ignored)."""
     present = set(graph.nodes)
-    positions = {n: tuple(sorted(p)) for n, p in writes.items() if n in present}
+    positions = {n: tuple(p) for n, p in writes.items() if n in present}
     return OrderingDeps.from_graph(graph, positions, policy=policy, db=db)
 
 

@@ -3,7 +3,8 @@ chapter 04, SRT-6..SRT-8).
 
 Dynamo graphs with autocast, in-place updates and `no_grad`: the deps equal torch's
 `_populate_additional_deps` with grad-mode nodes unpinned, and pinning adds edges exactly when
-the graph has `_set_grad_enabled` nodes. Hand-built and random graphs are in
+the graph has `_set_grad_enabled` nodes. A tracker's positions are used in the order it recorded
+them, as torch does. Hand-built and random graphs are in
 `tests/reference/test_deps.py`.
 """
 
@@ -15,10 +16,11 @@ import pytest
 import torch
 from torch.amp.autocast_mode import _enter_autocast
 from torch.fx import Graph, Node
+from torch.utils._ordered_set import OrderedSet
 
-from reference.policy import Policy
-from reference.sort.deps import OrderingDeps
-from tests.reference.test_deps import named, torch_deps
+from reference.policy import TORCH, Policy
+from reference.sort.deps import OrderingDeps, ordering_deps
+from tests.reference.test_deps import call, named, torch_deps
 
 UNPINNED = Policy(pin_grad_mode=False)  # torch's grad-mode rule (SRT-8)
 
@@ -72,3 +74,18 @@ def test_srt7_captured_graphs_equal_torch() -> None:
         assert named(OrderingDeps.from_graph(g, mutated, policy=UNPINNED).as_mapping()) == (theirs)
         assert (pinned != theirs) == has_grad
         assert any(n.target is _enter_autocast for n in g.nodes)
+
+
+@pytest.mark.spec("SRT-6")
+def test_srt6_write_positions_are_used_in_the_recorded_order() -> None:
+    """A node recorded as writing positions 1 then 0 (a later `add_node_mutation`): torch lists
+    the earlier reader of position 1 first; sorting the positions would list it second."""
+    g = Graph()
+    x, y = g.placeholder("x"), g.placeholder("y")
+    rx, ry = call(g, "rx", torch.sin, x), call(g, "ry", torch.cos, y)
+    w = call(g, "w", "foo_", x, y)
+    g.output((rx, ry, w))
+    recorded = {w: OrderedSet([1, 0])}
+    ours = named(ordering_deps(g, recorded, TORCH).as_mapping())
+    assert ours == [("w", ["ry", "rx"])]
+    assert ours == named(torch_deps(g, recorded))
