@@ -58,3 +58,18 @@ def test_the_module_check_sees_a_missing_module() -> None:
     assert _module_exists("reference.pipeline.deduplicate")
     assert not _module_exists("reference.dedup")
     assert not _module_exists("reference.pipeline.no_such_function")
+
+
+def test_the_overview_table_names_every_module_of_the_reference() -> None:
+    """The chapter table of `specs/00-overview.md` lists each module under the chapters' folders
+    (a folder named whole, like `reference/split/`, counts for its modules)."""
+    table = (ROOT / "specs/00-overview.md").read_text().splitlines()
+    named = {m for line in table if line.startswith("| [") for m in PATH.findall(line)}
+    folders = ("track", "expand", "replace", "sort", "split", "fast", "effects", "dynamo")
+    modules = [p for f in folders for p in sorted((ROOT / "reference" / f).glob("[!_]*.py"))]
+    missing = [
+        str(p.relative_to(ROOT))
+        for p in modules
+        if str(p.relative_to(ROOT)) not in named and f"{p.parent.relative_to(ROOT)}/" not in named
+    ]
+    assert modules and not missing, "modules the chapter table omits:\n" + "\n".join(missing)
