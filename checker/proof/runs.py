@@ -219,7 +219,7 @@ def agreement(a: Any, b: Any) -> Verdict:
     except AssertionError as e:
         lines = [line.strip() for line in str(e).splitlines()]
         kept = [ln for ln in lines if ln.startswith(_MESSAGE_LINES)]
-        return Violated("; ".join(kept or lines[:1]))
+        return Violated("; ".join(ln.removesuffix(".") for ln in kept or lines[:1]))
     return HOLDS
 
 

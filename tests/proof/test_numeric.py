@@ -124,6 +124,17 @@ def test_chk16_tolerance_scales_with_magnitude() -> None:
     assert isinstance(agreement(torch.arange(3), torch.arange(3) + 1), Violated)
 
 
+@pytest.mark.spec("CHK-16")
+def test_chk16_torch_messages_are_joined_without_their_full_stops() -> None:
+    """torch's "Expected 2.0 but got 3.0." and the next line join as "...3.0; Absolute ..."."""
+    said = agreement(torch.tensor(2.0), torch.tensor(3.0))
+    assert isinstance(said, Violated)
+    assert (
+        said.witness.startswith("Expected 2.0 but got 3.0; Absolute difference: 1.0")
+        and ".;" not in said.witness
+    )
+
+
 @pytest.mark.spec("CHK-17")
 def test_chk17_runtime_once_per_distinct_call() -> None:
     """Subgraphs of one structure, called with operands of one metadata, go through torch's
