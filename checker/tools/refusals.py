@@ -119,7 +119,7 @@ def refusal_detail(ctx: StepContext, step: Step) -> str:
         case StepRefusal.DIFFERENT:
             return _different(ctx, step, c)
         case _:
-            return _cycle(ctx, k, c)
+            return _cycle(ctx, k, c) + _also_an_input(ctx, c)
 
 
 def _owner(ctx: StepContext, c: NodeIndex) -> str:
@@ -143,6 +143,13 @@ def _different(ctx: StepContext, step: Step, c: NodeIndex) -> str:
     path, mine, theirs = found[0]
     more = f" (and {plural(len(found) - 1, 'more field')})" if len(found) > 1 else ""
     return f"{name}: key field {path} is {theirs!r}, region 0's {name0} has {mine!r}{more}"
+
+
+def _also_an_input(ctx: StepContext, c: NodeIndex) -> str:
+    """Region 0's cycle test runs first, as in torch (EXP-3), so a graph input can be refused
+    for EXP-8 before EXP-5 is asked: say that EXP-5 refuses it too."""
+    op = ctx.view.ops[c]
+    return f"; it is a {op}, which EXP-5 refuses too" if op in ("placeholder", "get_attr") else ""
 
 
 def _cycle(ctx: StepContext, k: int, c: NodeIndex) -> str:

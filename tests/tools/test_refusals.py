@@ -59,6 +59,24 @@ def test_exp10_every_refusal_names_what_differs() -> None:
     assert "(a placeholder)" in said  # EXP-5
 
 
+def _reads_input_twice(x: torch.Tensor) -> torch.Tensor:
+    """`x + 1` then `x.add_(...)` twice, once on the input itself: region 0's candidate `x`."""
+    outs = []
+    for t in (x, x.clone()):
+        t.add_(t + 1)
+        outs.append(t.sum())
+    return outs[0] + outs[1]
+
+
+@pytest.mark.spec("EXP-8")
+def test_exp8_refusal_of_a_graph_input_says_exp5_refuses_it_too() -> None:
+    """Region 0's cycle test runs first (EXP-3), so a placeholder can be refused for EXP-8."""
+    lines = [ln for ln in _steps(_reads_input_twice, torch.randn(4)) if "EXP-8" in ln]
+    assert lines and all(
+        ln.endswith("; it is a placeholder, which EXP-5 refuses too)") for ln in lines
+    )
+
+
 def test_key_differences_are_field_paths_with_both_values() -> None:
     a, b = value_key((1, 0.5)), value_key((1, 2.0))
     assert isinstance(a, Seq) and a.items[1] == Const("float", "0.5")
