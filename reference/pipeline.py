@@ -69,7 +69,7 @@ def deduplicate(
     fast: bool = False,
 ) -> DedupResult:
     """Find `tracker`'s region groups in `gm` (2) and outline them (3, 4), in place, as torch's
-    `apply_graph_deduplication` does (RPL-1..RPL-25).
+    `apply_graph_deduplication` does (RPL-1..RPL-28).
 
     `gate(group, plan)` may veto a group before anything changes: it returns `HOLDS`, or a
     `Veto` naming the first region it cannot prove safe (RPL-11). A `policy` other than the

@@ -18,11 +18,12 @@ import torch.fx
 
 from reference.fx_helpers import example_value
 from reference.names import INVOKE
+from reference.replace.context import OutlineContext
 from reference.replace.dead import dead_readers
-from reference.replace.legality import OutlineContext, getitem_users
 from reference.replace.plan import (
     OutlinePlan,
     Region,
+    getitem_users,
     is_tuple_node,
     operands,
     output_width,

@@ -1,11 +1,13 @@
 """What torch's `invoke_subgraph` runtime takes, returns and keeps (spec chapter 03, RPL-21,
-RPL-23, RPL-24, RPL-28): the values `legality`'s rules accept as a call's operands and results,
+RPL-23, RPL-24, RPL-28): the values `stricter`'s rules accept as a call's operands and results,
 and when a call saves its operands for backward. torch's pass checks none of them; its runtime
-fails at the call, or in backward, instead.
+fails at the call, or in backward, instead. And RPL-22's `grad_tracked`: a subgraph's values
+that say which require grad, which torch.export's do not.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 import torch
@@ -22,15 +24,17 @@ Node = torch.fx.Node
 
 def runtime_takes(value: object) -> bool:
     """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
-    int (bools included), a SymInt, a generator, or None; never a float or a module, nor a
-    tensor subclass with a `__torch_dispatch__` the operator has no rule for, such as a
-    nested jagged tensor (RPL-21)."""
+    int (bools included), a SymInt, a generator, a fake script object, an object of a
+    registered opaque type, or None; never a float or a module, nor a tensor subclass with a
+    `__torch_dispatch__` the operator has no rule for, such as a nested jagged tensor (RPL-21).
+    torch 2.13's call and its `save_values_for_backward` check the same types."""
     from torch._library.fake_class_registry import FakeScriptObject
+    from torch._library.opaque_object import is_opaque_type
 
     if isinstance(value, torch.Tensor):
         return not dispatching_subclass(value)
     accepted = (int, torch.SymInt, torch.Generator, FakeScriptObject)
-    return value is None or isinstance(value, accepted)
+    return value is None or isinstance(value, accepted) or is_opaque_type(type(value))
 
 
 def dispatching_subclass(t: torch.Tensor) -> bool:
@@ -72,3 +76,40 @@ def saves_operands(operands: Iterable[Node], grad_enabled: bool) -> bool:
         return isinstance(value, torch.Tensor) and (value.requires_grad or not tracked)
 
     return grad_enabled and any(map(may_require_grad, operands))
+
+
+def grad_tracked(sub: torch.fx.Graph) -> None:
+    """RPL-22 for a graph whose values do not say which require grad (torch.export's `val`s are
+    traced without autograd: a linear of a weight that requires grad says it does not): the
+    subgraph's nodes are run again on its placeholders' fake values in grad mode, and each
+    takes the value autograd gives as its `val`. A body it cannot run so (a `get_attr` body, an
+    op fake tensors cannot run) keeps the values it has."""
+    from torch._guards import detect_fake_mode
+
+    operands = [n.meta.get("example_value") for n in sub.nodes if n.op == "placeholder"]
+    mode = detect_fake_mode(operands)
+    run = _Values(torch.fx.GraphModule(torch.nn.Module(), sub))
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.enable_grad())
+            if mode is not None:
+                stack.enter_context(mode)
+            run.run(*operands)
+    except Exception:  # told by what the runtime then does (CHK-17), never raised here
+        return
+    for node, value in run.values.items():
+        node.meta["val"] = value
+
+
+class _Values(torch.fx.Interpreter):
+    """Runs a graph and keeps every call's result, as it is (not detached)."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        super().__init__(gm)
+        self.values: dict[Node, object] = {}
+
+    def run_node(self, n: Node) -> object:
+        result = super().run_node(n)
+        if n.op not in ("placeholder", "output"):
+            self.values[n] = result
+        return result
