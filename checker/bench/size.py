@@ -72,8 +72,10 @@ LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("refusals torch lacks", ("reference/replace/stricter.py",)),
     # what they read: pins (RPL-16), take-overs (RPL-17), dead nodes, grad modes (RPL-28)
     ("refusal context, take-over", ("reference/replace/context.py",)),
-    # RPL-21, RPL-23, RPL-24, RPL-28: what invoke_subgraph's runtime takes; RPL-22's re-run
+    # RPL-21, RPL-23, RPL-24, RPL-28: what invoke_subgraph's runtime takes and returns
     ("runtime values", ("reference/replace/runtime.py",)),
+    # RPL-22's `val`s and re-run, the call's example value (RPL-4, CHK-1)
+    ("metadata torch leaves out", ("reference/replace/values.py",)),
     ("higher-order op bodies", ("reference/replace/bodies.py",)),  # RPL-20
     ("dead code", ("reference/replace/dead.py",)),  # RPL-27
     ("cycle witness", ("reference/sort/cycle.py",)),  # SRT-5 (torch's sort: a boolean), RPL-25

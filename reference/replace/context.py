@@ -20,6 +20,7 @@ from reference.replace.plan import OutlinePlan, Region
 from reference.verdict import HOLDS, Check, Violated
 
 Node = torch.fx.Node
+Takeovers = list[tuple[Node, Node]]  # (replaced node, the getitem of the call taking over)
 
 
 class OutlineContext:
@@ -70,3 +71,16 @@ class OutlineContext:
         by = self.replaced_by[gone].args[0]
         assert isinstance(by, Node), "RPL-12: a take-over getitem reads its call"
         return Violated(f"{gone.name} is now a getitem of {by.name}")
+
+    def replaced(self, erased: list[Node], invoke: Node, takeovers: Takeovers) -> None:
+        """A region is now the call `invoke`: each getitem of the call takes over from the node
+        it replaces (RPL-17), and the alias DB follows (EFF-7)."""
+        for old, new in takeovers:
+            self.replaced_by.setdefault(old, new)
+        self.db.replaced(erased, invoke, takeovers)
+
+    def names(self, now: Region) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """RPL-17: the names of `now`'s nodes as found, and of those an earlier call took over."""
+        took = self.took_over
+        taken = tuple(took[n].name for n in now if n in took)
+        return tuple(took.get(n, n).name for n in now), taken

@@ -23,21 +23,10 @@ import torch.fx
 
 from reference.effects.alias_db import AliasDB
 from reference.fx_helpers import example_value, flat_node_args
+from reference.replace import stricter
 from reference.replace.context import OutlineContext
 from reference.replace.plan import Group, OutlinePlan, Region, external_usages, operands
-from reference.replace.stricter import (
-    Resolve,
-    other_body,
-    other_wiring,
-    result_aliases_operand,
-    saved_then_written,
-    spans_pin,
-    tuple_used_whole,
-    unreturnable_output,
-    untaken_operand,
-    wrapped_value,
-    written_between,
-)
+from reference.replace.stricter import Resolve
 from reference.verdict import HOLDS, Check, Holds, Violated
 
 __all__ = ["Check", "OutlineContext", "Refusal", "Ruling", "Veto", "group_veto", "region_veto"]
@@ -87,7 +76,7 @@ def group_veto(group: Group, plan: OutlinePlan) -> Ruling:
     """RPL-5 and RPL-23: a group none of whose regions can be called."""
     if not external_usages(group[0]):
         return Veto(Refusal.NO_INPUTS, "")
-    return veto(Refusal.OUTPUT, unreturnable_output(group[0], plan))
+    return veto(Refusal.OUTPUT, stricter.unreturnable_output(group[0], plan))
 
 
 def region_veto(
@@ -97,17 +86,17 @@ def region_veto(
     RPL-6, RPL-16, RPL-7, RPL-21, RPL-24, RPL-8, RPL-9, RPL-28, RPL-18), or `HOLDS`. RPL-7 and
     torch's part of RPL-8 are here; the rest torch lacks (`stricter`)."""
     rules: list[tuple[Refusal, Callable[[], Check]]] = [
-        (Refusal.OTHER_BODY, lambda: other_body(region, group[0], plan, resolve)),
-        (Refusal.WIRING, lambda: other_wiring(region, group[0])),
-        (Refusal.SPANS_PIN, lambda: spans_pin(region, context)),
+        (Refusal.OTHER_BODY, lambda: stricter.other_body(region, group[0], plan, resolve)),
+        (Refusal.WIRING, lambda: stricter.other_wiring(region, group[0])),
+        (Refusal.SPANS_PIN, lambda: stricter.spans_pin(region, context)),
         (Refusal.MUTATED_INPUT, lambda: writes_input(region, plan, context.db)),
-        (Refusal.OPERAND, lambda: untaken_operand(region, plan)),
-        (Refusal.FUNCTORCH, lambda: wrapped_value(region, plan)),
+        (Refusal.OPERAND, lambda: stricter.untaken_operand(region, plan)),
+        (Refusal.FUNCTORCH, lambda: stricter.wrapped_value(region, plan)),
         (Refusal.ALIASING, lambda: shared_storage(region, plan, context.db)),
-        (Refusal.ALIASING, lambda: result_aliases_operand(region, plan, context.db)),
-        (Refusal.SPLIT_MUTATION, lambda: written_between(region, context.db)),
-        (Refusal.SAVED_OPERAND, lambda: saved_then_written(region, plan, context)),
-        (Refusal.WHOLE_TUPLE, lambda: tuple_used_whole(region, plan)),
+        (Refusal.ALIASING, lambda: stricter.result_aliases_operand(region, plan, context.db)),
+        (Refusal.SPLIT_MUTATION, lambda: stricter.written_between(region, context.db)),
+        (Refusal.SAVED_OPERAND, lambda: stricter.saved_then_written(region, plan, context)),
+        (Refusal.WHOLE_TUPLE, lambda: stricter.tuple_used_whole(region, plan)),
     ]
     for rule, check in rules:
         ruling = veto(rule, check())

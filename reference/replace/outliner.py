@@ -28,7 +28,8 @@ from reference.replace.legality import (
     veto,
 )
 from reference.replace.plan import Group, OutlinePlan, Region, build_subgraph, plan_outline
-from reference.replace.region import Call, Redirect, replace_region
+from reference.replace.region import Redirect, replace_region
+from reference.replace.values import with_values
 
 Node = torch.fx.Node
 Gate = Callable[[Group, OutlinePlan], Ruling]  # RPL-11: HOLDS, or a Veto naming its region
@@ -173,22 +174,22 @@ def _replace_accepted(
     """Install the subgraph built from `representative` (region 0 as it is now), fetched by a
     `get_attr` at the top (RPL-1), and replace each accepted region of `found` not taken over
     meanwhile by a call of it (RPL-12, RPL-17)."""
-    sub_gm = torch.fx.GraphModule(run.installer.root, build_subgraph(representative, plan))
+    sub = build_subgraph(representative, plan)
+    with_values(sub, representative)  # RPL-22
+    sub_gm = torch.fx.GraphModule(run.installer.root, sub)
     name = run.installer.install(sub_gm)
     with run.graph.inserting_before():
-        call = Call(run.graph.create_node("get_attr", name, (), {}), name)
-    run.context.db.add_node(call.fetch)
+        fetch = run.graph.create_node("get_attr", name, (), {})
+    run.context.db.add_node(fetch)
     replaced: list[Replaced] = []
-    took = run.context.took_over  # RPL-17: name the nodes as found
     for k in accepted:
         veto = _taken_over(run, found[k], plan)  # a call of this group took one of them
         if isinstance(veto, Veto):
             refused.append(_refused(index, found, k, veto))
             continue
         now = run.context.now(found[k])
-        nodes = tuple(took.get(n, n).name for n in now)
-        taken = tuple(took[n].name for n in now if n in took)
-        invoke, erased = replace_region(now, plan, call, run.context, run.redirect)
+        nodes, taken = run.context.names(now)  # RPL-17: named as found
+        invoke, erased = replace_region(now, plan, fetch, run.context, run.redirect)
         if run.cycles is not None:
             run.cycles.replaced(erased)
         replaced.append(Replaced(index, k, name, invoke.name, nodes, taken))

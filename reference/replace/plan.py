@@ -20,7 +20,6 @@ import torch.fx
 
 from reference.fx_helpers import example_value, flat_node_args
 from reference.replace.bodies import is_body
-from reference.replace.runtime import grad_tracked
 
 Node = torch.fx.Node
 Region = Sequence[Node]  # nodes in graph order
@@ -148,12 +147,9 @@ def _flattened_positions(node: Node, region: Region) -> list[int]:
     queue = deque(u for u, _ in getitem_users(node))
     while queue:
         item = queue.popleft()
-        if (
-            item in position
-            and any(u in inside for u in item.users)
-            and (position[item] not in found)
-        ):
-            found.append(position[item])
+        p = position.get(item)
+        if p is not None and p not in found and any(u in inside for u in item.users):
+            found.append(p)
         queue.extend(u for u, _ in getitem_users(item))
     return found
 
@@ -208,21 +204,7 @@ def build_subgraph(region0: Region, plan: OutlinePlan) -> torch.fx.Graph:
         if p in plan.outputs:
             outputs.extend(_output_items(sub, node, copies[node]))
     sub.output(tuple(outputs))
-    _with_val(sub)
-    if not any("example_value" in n.meta for n in region0):
-        grad_tracked(sub)  # RPL-22: torch.export's values do not track requires_grad
     return sub
-
-
-def _with_val(sub: torch.fx.Graph) -> None:
-    """RPL-22: every node carries its example value as `val` too, which torch's
-    `invoke_subgraph` runtime reads for the outputs' metadata; without it, in grad mode, the
-    runtime runs the body on uninitialised copies of the operands to learn it (an int64 index
-    operand then indexes out of range) and cannot return an int (a SymInt output)."""
-    for node in sub.nodes:
-        value = node.meta.get("example_value")
-        if value is not None and "val" not in node.meta:
-            node.meta["val"] = value
 
 
 def _placeholder(sub: torch.fx.Graph, name: str, outer: Node) -> Node:

@@ -1,13 +1,11 @@
 """What torch's `invoke_subgraph` runtime takes, returns and keeps (spec chapter 03, RPL-21,
 RPL-23, RPL-24, RPL-28): the values `stricter`'s rules accept as a call's operands and results,
 and when a call saves its operands for backward. torch's pass checks none of them; its runtime
-fails at the call, or in backward, instead. And RPL-22's `grad_tracked`: a subgraph's values
-that say which require grad, which torch.export's do not.
+fails at the call, or in backward, instead.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable
 
 import torch
@@ -76,40 +74,3 @@ def saves_operands(operands: Iterable[Node], grad_enabled: bool) -> bool:
         return isinstance(value, torch.Tensor) and (value.requires_grad or not tracked)
 
     return grad_enabled and any(map(may_require_grad, operands))
-
-
-def grad_tracked(sub: torch.fx.Graph) -> None:
-    """RPL-22 for a graph whose values do not say which require grad (torch.export's `val`s are
-    traced without autograd: a linear of a weight that requires grad says it does not): the
-    subgraph's nodes are run again on its placeholders' fake values in grad mode, and each
-    takes the value autograd gives as its `val`. A body it cannot run so (a `get_attr` body, an
-    op fake tensors cannot run) keeps the values it has."""
-    from torch._guards import detect_fake_mode
-
-    operands = [n.meta.get("example_value") for n in sub.nodes if n.op == "placeholder"]
-    mode = detect_fake_mode(operands)
-    run = _Values(torch.fx.GraphModule(torch.nn.Module(), sub))
-    try:
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(torch.enable_grad())
-            if mode is not None:
-                stack.enter_context(mode)
-            run.run(*operands)
-    except Exception:  # told by what the runtime then does (CHK-17), never raised here
-        return
-    for node, value in run.values.items():
-        node.meta["val"] = value
-
-
-class _Values(torch.fx.Interpreter):
-    """Runs a graph and keeps every call's result, as it is (not detached)."""
-
-    def __init__(self, gm: torch.fx.GraphModule) -> None:
-        super().__init__(gm)
-        self.values: dict[Node, object] = {}
-
-    def run_node(self, n: Node) -> object:
-        result = super().run_node(n)
-        if n.op not in ("placeholder", "output"):
-            self.values[n] = result
-        return result
