@@ -33,6 +33,7 @@ class Unknown:
 
 
 Verdict = Holds | Violated | Unknown
+Check = Holds | Violated  # one rule's check: it holds, or is violated with a witness
 HOLDS = Holds()
 
 

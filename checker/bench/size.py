@@ -66,7 +66,18 @@ CONCEPTS = (
 # What torch lacks, counted apart.
 LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("alias DB and node effects", ("reference/effects/",)),
-    ("cycle refusal", ("reference/replace/cycle.py",)),
+    ("cycle refusal", ("reference/replace/cycle.py",)),  # RPL-25
+    # RPL-6, RPL-8's result_aliases_operand, RPL-9, RPL-16, RPL-18, RPL-20, RPL-21, RPL-23,
+    # RPL-24, RPL-28: the refusals torch's pass lacks
+    ("refusals torch lacks", ("reference/replace/stricter.py",)),
+    # what they read: pins (RPL-16), take-overs (RPL-17), dead nodes, grad modes (RPL-28)
+    ("refusal context, take-over", ("reference/replace/context.py",)),
+    # RPL-21, RPL-23, RPL-24, RPL-28: what invoke_subgraph's runtime takes and returns
+    ("runtime values", ("reference/replace/runtime.py",)),
+    # RPL-22's `val`s and re-run, the call's example value (RPL-4, CHK-1)
+    ("metadata torch leaves out", ("reference/replace/values.py",)),
+    ("higher-order op bodies", ("reference/replace/bodies.py",)),  # RPL-20
+    ("dead code", ("reference/replace/dead.py",)),  # RPL-27
     ("cycle witness", ("reference/sort/cycle.py",)),  # SRT-5 (torch's sort: a boolean), RPL-25
     ("sort trace", ("reference/sort/trace.py",)),  # chapter 04's visit-by-visit picture
     # the policy's switches and the pins torch lacks: SRT-8, SRT-11, and SRT-12/13's selection

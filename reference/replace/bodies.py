@@ -3,7 +3,8 @@ RPL-20).
 
 `autograd_function_apply`, activation checkpointing, `cond` and nested `invoke_subgraph` take
 their bodies as `get_attr` nodes of graph modules. Such a node is not a value: it cannot be an
-`invoke_subgraph` operand (torch's runtime takes tensors, ints, SymInts and generators only), so
+`invoke_subgraph` operand (torch's runtime takes tensors, ints, SymInts, generators, script
+and opaque objects only, RPL-21), so
 the outlined subgraph fetches the representative's body itself, and every other region must read
 the same body or one that computes the same thing. `same_body(a, b)` decides the latter
 structurally: node for node, the same op, target and constants, with node arguments by position

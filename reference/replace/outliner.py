@@ -25,9 +25,11 @@ from reference.replace.legality import (
     Veto,
     group_veto,
     region_veto,
+    veto,
 )
 from reference.replace.plan import Group, OutlinePlan, Region, build_subgraph, plan_outline
-from reference.replace.region import Call, Redirect, replace_region
+from reference.replace.region import Redirect, replace_region
+from reference.replace.values import with_values
 
 Node = torch.fx.Node
 Gate = Callable[[Group, OutlinePlan], Ruling]  # RPL-11: HOLDS, or a Veto naming its region
@@ -129,80 +131,70 @@ class Outlining:
     gate: Gate | None = None
 
 
-def outline_group(run: Outlining, index: int, group: Group) -> GroupOutcome:
+def outline_group(run: Outlining, index: int, found: Group) -> GroupOutcome:
     """Plan the subgraph, ask the rules in `Refusal`'s order, install the subgraph and replace
-    every accepted region by a call."""
-    refused = partial(_refused, index, group)
-    found, group = group, [run.context.now(r) for r in group]  # RPL-17: the regions as they are
-    plan = plan_outline(group, run.context.dead)
-    veto = run.context.taken_over(found[0], plan)  # RPL-17: the subgraph's own nodes are gone
+    every accepted region by a call. `found` is the group as the tracker found it; `now`, as it
+    is after earlier calls took over some of its nodes (RPL-17)."""
+    refused = partial(_refused, index, found)
+    now = [run.context.now(r) for r in found]
+    plan = plan_outline(now, run.context.dead)
+    veto = _taken_over(run, found[0], plan)  # RPL-17: the subgraph's own nodes are gone
     if isinstance(veto, Veto):
         return GroupOutcome(refused=(refused(0, veto),))
-    veto = _group_veto(run, group, plan)
-    if isinstance(veto, Veto):  # RPL-5, RPL-23, RPL-11: nothing is installed
+    veto = group_veto(now, plan)  # RPL-5, RPL-23, then the gate (RPL-11): nothing installed
+    if not isinstance(veto, Veto) and run.gate is not None:
+        veto = run.gate(now, plan)
+    if isinstance(veto, Veto):
         return GroupOutcome(refused=(refused(veto.region, veto),))
     resolve = partial(attribute, run.installer.root)
-    rulings = [region_veto(r, group, plan, run.context, resolve) for r in group]
+    rulings = [region_veto(r, now, plan, run.context, resolve) for r in now]
     vetoes = [refused(k, v) for k, v in enumerate(rulings) if isinstance(v, Veto)]
     accepted = [k for k, v in enumerate(rulings) if not isinstance(v, Veto)]
-    cycle = (
-        None
-        if run.cycles is None or not accepted
-        else run.cycles.cycle([found[k] for k in accepted])
-    )
+    cycle = run.cycles.cycle([found[k] for k in accepted]) if run.cycles and accepted else None
     if cycle is not None:
-        veto = Veto(Refusal.CYCLE, f"cycle {cycle.path}")
-        vetoes.append(refused(accepted[cycle.region], veto))
+        vetoes.append(refused(accepted[cycle.region], Veto(Refusal.CYCLE, f"cycle {cycle.path}")))
     if not accepted or cycle is not None:
         return GroupOutcome(refused=tuple(vetoes))  # RPL-5: nothing calls it, none installed
-    return _replace_accepted(run, index, found, group[0], plan, accepted, vetoes)
+    return _replace_accepted(run, index, found, now[0], plan, accepted, vetoes)
 
 
-def _group_veto(run: Outlining, group: Group, plan: OutlinePlan) -> Ruling:
-    """The rules on the whole group (RPL-5, RPL-23), then the gate hook (RPL-11)."""
-    veto = group_veto(group, plan)
-    if isinstance(veto, Veto) or run.gate is None:
-        return veto
-    return run.gate(group, plan)
+def _taken_over(run: Outlining, region: Region, plan: OutlinePlan) -> Ruling:
+    return veto(Refusal.TAKEN_OVER, run.context.taken_over(region, plan))
 
 
 def _replace_accepted(
     run: Outlining,
     index: int,
-    group: Group,
+    found: Group,
     representative: Region,
     plan: OutlinePlan,
     accepted: Sequence[int],
     refused: list[Refused],
 ) -> GroupOutcome:
     """Install the subgraph built from `representative` (region 0 as it is now), fetched by a
-    `get_attr` at the top (RPL-1), and replace each accepted region of `group` (as found) not
-    taken over meanwhile by a call of it (RPL-12, RPL-17)."""
-    sub_gm = torch.fx.GraphModule(run.installer.root, build_subgraph(representative, plan))
+    `get_attr` at the top (RPL-1), and replace each accepted region of `found` not taken over
+    meanwhile by a call of it (RPL-12, RPL-17)."""
+    sub = build_subgraph(representative, plan)
+    with_values(sub, representative)  # RPL-22
+    sub_gm = torch.fx.GraphModule(run.installer.root, sub)
     name = run.installer.install(sub_gm)
     with run.graph.inserting_before():
-        call = Call(run.graph.create_node("get_attr", name, (), {}), name)
-    run.context.db.add_node(call.fetch)
+        fetch = run.graph.create_node("get_attr", name, (), {})
+    run.context.db.add_node(fetch)
     replaced: list[Replaced] = []
-    took = run.context.took_over  # RPL-17: name the nodes as found
     for k in accepted:
-        veto = run.context.taken_over(group[k], plan)  # a call of this group took one of them
+        veto = _taken_over(run, found[k], plan)  # a call of this group took one of them
         if isinstance(veto, Veto):
-            refused.append(_refused(index, group, k, veto))
+            refused.append(_refused(index, found, k, veto))
             continue
-        region = run.context.now(group[k])
-        nodes = tuple(took.get(n, n).name for n in region)
-        taken = tuple(took[n].name for n in region if n in took)
-        invoke, erased = replace_region(region, plan, call, run.context, run.redirect)
+        now = run.context.now(found[k])
+        nodes, taken = run.context.names(now)  # RPL-17: named as found
+        invoke, erased = replace_region(now, plan, fetch, run.context, run.redirect)
         if run.cycles is not None:
             run.cycles.replaced(erased)
         replaced.append(Replaced(index, k, name, invoke.name, nodes, taken))
     return GroupOutcome({name: sub_gm}, tuple(replaced), tuple(refused))
 
 
-def _refused(index: int, group: Group, k: int | None, veto: Veto) -> Refused:
-    return Refused(index, k, _names(group[k or 0]), veto.rule, veto.detail)
-
-
-def _names(region: Region) -> tuple[str, ...]:
-    return tuple(n.name for n in region)
+def _refused(index: int, found: Group, k: int | None, veto: Veto) -> Refused:
+    return Refused(index, k, tuple(n.name for n in found[k or 0]), veto.rule, veto.detail)

@@ -10,7 +10,6 @@ laid out as torch lays them out (RPL-1).
 
 from __future__ import annotations
 
-import contextlib
 import operator
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -130,8 +129,14 @@ def plan_outline(group: Group, dead: frozenset[Node] = frozenset()) -> OutlinePl
     return OutlinePlan(tuple(slots), output_positions(group, dead))
 
 
-def _getitem_children(node: Node) -> list[Node]:
-    return [u for u in node.users if u.target is operator.getitem and isinstance(u.args[1], int)]
+def getitem_users(node: Node) -> list[tuple[Node, int]]:
+    """The `getitem(node, i)` users with a constant int index, with that index."""
+    found: list[tuple[Node, int]] = []
+    for u in node.users:
+        index = u.args[1] if len(u.args) > 1 else None
+        if u.target is operator.getitem and isinstance(index, int):
+            found.append((u, index))
+    return found
 
 
 def _flattened_positions(node: Node, region: Region) -> list[int]:
@@ -139,16 +144,13 @@ def _flattened_positions(node: Node, region: Region) -> list[int]:
     position = {n: i for i, n in enumerate(region)}
     inside = set(region)
     found: list[int] = []
-    queue = deque(_getitem_children(node))
+    queue = deque(u for u, _ in getitem_users(node))
     while queue:
         item = queue.popleft()
-        if (
-            item in position
-            and any(u in inside for u in item.users)
-            and (position[item] not in found)
-        ):
-            found.append(position[item])
-        queue.extend(_getitem_children(item))
+        p = position.get(item)
+        if p is not None and p not in found and any(u in inside for u in item.users):
+            found.append(p)
+        queue.extend(u for u, _ in getitem_users(item))
     return found
 
 
@@ -202,58 +204,7 @@ def build_subgraph(region0: Region, plan: OutlinePlan) -> torch.fx.Graph:
         if p in plan.outputs:
             outputs.extend(_output_items(sub, node, copies[node]))
     sub.output(tuple(outputs))
-    _with_val(sub)
-    if not any("example_value" in n.meta for n in region0):
-        _grad_tracked(sub)  # RPL-22: torch.export's values do not track requires_grad
     return sub
-
-
-def _with_val(sub: torch.fx.Graph) -> None:
-    """RPL-22: every node carries its example value as `val` too, which torch's
-    `invoke_subgraph` runtime reads for the outputs' metadata; without it, in grad mode, the
-    runtime runs the body on uninitialised copies of the operands to learn it (an int64 index
-    operand then indexes out of range) and cannot return an int (a SymInt output)."""
-    for node in sub.nodes:
-        value = node.meta.get("example_value")
-        if value is not None and "val" not in node.meta:
-            node.meta["val"] = value
-
-
-def _grad_tracked(sub: torch.fx.Graph) -> None:
-    """RPL-22 for a graph whose values do not say which require grad (torch.export's `val`s are
-    traced without autograd: a linear of a weight that requires grad says it does not): the
-    subgraph's nodes are run again on its placeholders' fake values in grad mode, and each
-    takes the value autograd gives as its `val`. A body it cannot run so (a `get_attr` body, an
-    op fake tensors cannot run) keeps the values it has."""
-    from torch._guards import detect_fake_mode
-
-    operands = [n.meta.get("example_value") for n in sub.nodes if n.op == "placeholder"]
-    mode = detect_fake_mode(operands)
-    run = _Values(torch.fx.GraphModule(torch.nn.Module(), sub))
-    try:
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(torch.enable_grad())
-            if mode is not None:
-                stack.enter_context(mode)
-            run.run(*operands)
-    except Exception:  # told by what the runtime then does (CHK-17), never raised here
-        return
-    for node, value in run.values.items():
-        node.meta["val"] = value
-
-
-class _Values(torch.fx.Interpreter):
-    """Runs a graph and keeps every call's result, as it is (not detached)."""
-
-    def __init__(self, gm: torch.fx.GraphModule) -> None:
-        super().__init__(gm)
-        self.values: dict[Node, object] = {}
-
-    def run_node(self, n: Node) -> object:
-        result = super().run_node(n)
-        if n.op not in ("placeholder", "output"):
-            self.values[n] = result
-        return result
 
 
 def _placeholder(sub: torch.fx.Graph, name: str, outer: Node) -> Node:

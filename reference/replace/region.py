@@ -11,46 +11,37 @@ from __future__ import annotations
 import operator
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 import torch.fx
 
-from reference.fx_helpers import example_value
 from reference.names import INVOKE
+from reference.replace.context import OutlineContext, Takeovers
 from reference.replace.dead import dead_readers
-from reference.replace.legality import OutlineContext, getitem_users
 from reference.replace.plan import (
     OutlinePlan,
     Region,
+    getitem_users,
     is_tuple_node,
     operands,
     output_width,
     tuple_output_spec,
 )
+from reference.replace.values import set_call_value
 
 Node = torch.fx.Node
 Redirect = Callable[[Node, Node], None]  # an erased node's ordering deps move to its successor
-Takeovers = list[tuple[Node, Node]]  # (replaced node, the getitem of the call taking over)
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """The subgraph to call: its `get_attr` node in the graph and its name."""
-
-    fetch: Node
-    name: str
 
 
 def replace_region(
-    region: Region, plan: OutlinePlan, call: Call, context: OutlineContext, redirect: Redirect
+    region: Region, plan: OutlinePlan, fetch: Node, context: OutlineContext, redirect: Redirect
 ) -> tuple[Node, list[Node]]:
-    """Append `invoke_subgraph(get_attr, name, *operands)`, re-point uses, erase the region;
-    return the call and the nodes erased. `redirect(erased, to)` moves each erased node's
-    ordering deps (SRT-9, SRT-10)."""
-    graph = call.fetch.graph
+    """Append `invoke_subgraph(fetch, name, *operands)`, `fetch` the subgraph's `get_attr` and
+    `name` its target, re-point uses, erase the region; return the call and the nodes erased.
+    `redirect(erased, to)` moves each erased node's ordering deps (SRT-9, SRT-10)."""
+    graph = fetch.graph
     invoke = graph.create_node(
-        "call_function", INVOKE, (call.fetch, call.name, *operands(region, plan)), {}
+        "call_function", INVOKE, (fetch, str(fetch.target), *operands(region, plan)), {}
     )
     takeovers: Takeovers = []
     gone: set[Node] = set()  # erased with a tuple output's getitems
@@ -64,7 +55,7 @@ def replace_region(
             node.replace_all_uses_with(item, propagate_meta=True)
             takeovers.append((node, item))
         index += output_width(node)
-    _set_call_value(invoke, region, plan)
+    set_call_value(invoke, region, plan)
     flat = {region[i] for i in plan.flattened}
     erased = [n for n in region if n not in flat]
     erased += dead_readers(erased, context.dead)  # RPL-27: nothing live reads them
@@ -72,31 +63,8 @@ def replace_region(
         if node not in gone:
             graph.erase_node(node)
         redirect(node, invoke)
-    for old, new in takeovers:
-        context.replaced_by.setdefault(old, new)
-    context.db.replaced(erased, invoke, takeovers)
+    context.replaced(erased, invoke, takeovers)
     return invoke, erased
-
-
-def _set_call_value(invoke: Node, region: Region, plan: OutlinePlan) -> None:
-    """The call's example value: one per subgraph output, in the subgraph's order (a tuple
-    output's elements flattened, RPL-4), when every output has one (EFF-2: fresh storages)."""
-    values: list[object] = []
-    for p in plan.outputs:
-        node = region[p]
-        if is_tuple_node(node):
-            values.extend(_element(example_value(node), path) for path in tuple_output_spec(node))
-        else:
-            values.append(example_value(node))
-    if values and all(v is not None for v in values):
-        invoke.meta["example_value"] = tuple(values)
-
-
-def _element(value: object, path: tuple[int, ...]) -> object:
-    for i in path:
-        assert isinstance(value, tuple), "RPL-4: a path of a tuple output indexes tuples"
-        value = value[i]
-    return value
 
 
 def _replace_tuple_output(

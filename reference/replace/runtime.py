@@ -1,5 +1,5 @@
 """What torch's `invoke_subgraph` runtime takes, returns and keeps (spec chapter 03, RPL-21,
-RPL-23, RPL-24, RPL-28): the values `legality`'s rules accept as a call's operands and results,
+RPL-23, RPL-24, RPL-28): the values `stricter`'s rules accept as a call's operands and results,
 and when a call saves its operands for backward. torch's pass checks none of them; its runtime
 fails at the call, or in backward, instead.
 """
@@ -22,15 +22,17 @@ Node = torch.fx.Node
 
 def runtime_takes(value: object) -> bool:
     """Whether torch's `invoke_subgraph` runtime accepts `value` as an operand: a tensor, an
-    int (bools included), a SymInt, a generator, or None; never a float or a module, nor a
-    tensor subclass with a `__torch_dispatch__` the operator has no rule for, such as a
-    nested jagged tensor (RPL-21)."""
+    int (bools included), a SymInt, a generator, a fake script object, an object of a
+    registered opaque type, or None; never a float or a module, nor a tensor subclass with a
+    `__torch_dispatch__` the operator has no rule for, such as a nested jagged tensor (RPL-21).
+    torch 2.13's call and its `save_values_for_backward` check the same types."""
     from torch._library.fake_class_registry import FakeScriptObject
+    from torch._library.opaque_object import is_opaque_type
 
     if isinstance(value, torch.Tensor):
         return not dispatching_subclass(value)
     accepted = (int, torch.SymInt, torch.Generator, FakeScriptObject)
-    return value is None or isinstance(value, accepted)
+    return value is None or isinstance(value, accepted) or is_opaque_type(type(value))
 
 
 def dispatching_subclass(t: torch.Tensor) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 import torch.fx
+from torch._opaque_base import OpaqueBase
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
@@ -127,6 +128,33 @@ def test_rpl21_plain_fake_and_parameter_tensors_are_taken() -> None:
     assert all(map(runtime_takes, (torch.ones(2), torch.nn.Parameter(torch.ones(2)), fake)))
     nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=torch.jagged)
     assert not runtime_takes(nested)
+
+
+class _Opaque(OpaqueBase):
+    """A type registered as opaque for the test below (torch's registry is process-wide)."""
+
+
+class _NotRegistered:
+    pass
+
+
+@pytest.mark.spec("RPL-21")
+def test_rpl21_script_and_opaque_objects_are_taken_as_torch_s_runtime_takes_them() -> None:
+    from torch._library.fake_class_registry import FakeScriptObject
+    from torch._library.opaque_object import is_opaque_type, register_opaque_type
+
+    if not is_opaque_type(_Opaque):
+        register_opaque_type(_Opaque, typ="reference")
+    script = FakeScriptObject(object(), "__torch__.torch.classes.test.Foo", None)
+    assert runtime_takes(script)
+    assert runtime_takes(_Opaque())
+    assert not runtime_takes(_NotRegistered())
+    assert not runtime_takes(1.5)
+    # torch 2.13's own check agrees: it raises for what runtime_takes refuses
+    from torch._higher_order_ops.invoke_subgraph import invoke_subgraph
+
+    with pytest.raises(AssertionError, match="operands must be"):
+        invoke_subgraph(torch.fx.GraphModule(torch.nn.Module(), torch.fx.Graph()), "s", 1.5)
 
 
 def sizes(x: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
