@@ -25,7 +25,7 @@ import torch
 from checker.bench import reach
 from checker.bench.lines import definitions, file_lines
 from reference.errors import FxOracleError
-from reference.torch_version import TORCH
+from reference.torch_version import TORCH, release
 
 RATIO_MAX = 1.5
 TRACKER, DEDUP = "_dynamo/graph_region_tracker.py", "_dynamo/graph_deduplication.py"
@@ -167,8 +167,15 @@ def measure_lines(
     return Sizes(rows, lacks, _counted(repo, [f for f in rest if f not in claimed]))
 
 
+# torch's definitions younger than the oldest release fxoracle mirrors, with the release that
+# added them: an older torch is counted without them
+SINCE = {"_stable_topological_sort_region": (2, 13)}
+
+
 def _row(repo: Path, torch_root: Path, c: Concept, named: frozenset[str]) -> Row:
-    theirs = definitions(torch_root / c.torch_file, c.torch_names)
+    here = release(TORCH.version)[:2]
+    names = [n for n in c.torch_names if SINCE.get(n, here) <= here]
+    theirs = definitions(torch_root / c.torch_file, names)
     ours = _counted(repo, files_of(repo, c.reference, named))
     return Row(c.name, ours, c.torch_file, Counted(tuple(theirs.items())))
 

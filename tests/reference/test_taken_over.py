@@ -4,7 +4,9 @@ a getitem the call would compute itself is refused."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
@@ -81,7 +83,13 @@ def test_rpl17_chains_keep_every_region(stem: str, taken: list[object]) -> None:
     c = _corpus(stem)
     result = _proved(c, lambda: deduplicate(c.gm, c.tracker))
     assert not result.refused
-    assert _taken(result) == taken
+    assert _unnumbered(_taken(result)) == _unnumbered(taken)
+
+
+def _unnumbered(taken: list[Any]) -> list[Any]:
+    """The take-overs with Dynamo's `_N` suffixes dropped: the numbers differ between torch
+    releases (2.11 names MultiheadAttention's outputs otherwise than 2.13)."""
+    return [(g, r, tuple(re.sub(r"_\d+$", "", n) for n in names)) for g, r, names in taken]
 
 
 def _halves(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, ...]:
