@@ -4,13 +4,13 @@ carry `val`."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import torch
 import torch.fx
-from torch._opaque_base import OpaqueBase
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
@@ -130,8 +130,9 @@ def test_rpl21_plain_fake_and_parameter_tensors_are_taken() -> None:
     assert not runtime_takes(nested)
 
 
-class _Opaque(OpaqueBase):
-    """A type registered as opaque for the test below (torch's registry is process-wide)."""
+# A type registered as opaque for the test below (torch's registry is process-wide); built with
+# `type` because torch 2.14+ re-exports `OpaqueBase` implicitly, which mypy --strict refuses
+_Opaque = type("_Opaque", (importlib.import_module("torch._opaque_base").OpaqueBase,), {})
 
 
 class _NotRegistered:
