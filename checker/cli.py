@@ -266,7 +266,10 @@ def _main(argv: Sequence[str]) -> int:
     argv = list(argv)
     debug = "--debug" in argv
     try:
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # `--help`: argparse printed it and asks for this status
+            return e.code if isinstance(e.code, int) else 0
         with _quiet(not debug):
             return _exit_is_an_error(args)
     except FxOracleError as e:

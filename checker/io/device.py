@@ -90,9 +90,11 @@ def graph_on_device(graph: Capture, device: torch.device | None) -> Capture:
 
 def device_of(inputs: Sequence[Any]) -> str:
     """Where the example inputs' tensors live (`cpu`, `cuda:0`; several joined by `+`, sorted);
-    `cpu` when there is none."""
-    found = sorted({str(_full(t.device)) for t in tree_leaves(list(inputs))
-                    if isinstance(t, torch.Tensor)})  # fmt: skip
+    `cpu` when there is none. A 0-dim CPU tensor beside tensors elsewhere is a scalar that
+    torch mixes with any device (Dynamo lifts a module's float attributes so), not a place."""
+    tensors = [t for t in tree_leaves(list(inputs)) if isinstance(t, torch.Tensor)]
+    placed = [t for t in tensors if t.dim() > 0 or t.device.type != "cpu"]
+    found = sorted({str(_full(t.device)) for t in placed or tensors})
     return "+".join(found) if found else NO_TENSOR
 
 

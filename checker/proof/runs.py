@@ -72,6 +72,7 @@ def run(
                 torch_modes_kept():  # fmt: skip
             torch.set_grad_enabled(caller_grad)
             result = gm(*clones)
+            settled([result, clones])
             after = torch.is_grad_enabled()
     except Exception as e:  # the module under test failed: report, never raise
         return describe(e)
@@ -80,6 +81,14 @@ def run(
         _put_back(held, kept)
     written = {n for n, a, b in zip(state, kept, left, strict=True) if _changed(a, b)}
     return Ran(list(tree_leaves(result)), clones, after, left, frozenset(written))
+
+
+def settled(values: Any) -> None:
+    """Waits for the kernels CUDA queued for `values`' devices, so what a kernel raises (a
+    device-side assert: an index out of range) is the run's that launched it, not whichever
+    CUDA call comes next. Such an assert also ends CUDA for the rest of the process."""
+    if any(isinstance(t, torch.Tensor) and t.is_cuda for t in tree_leaves(values)):
+        torch.cuda.synchronize()
 
 
 def _changed(before: torch.Tensor | None, after: torch.Tensor | None) -> bool:

@@ -67,23 +67,32 @@ def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> Ve
     """`module` through `aot_module_simplified` with no-op compilers, forward, then backward of
     every output that requires grad: HOLDS when it all runs, else `Violated` with the one-line
     description of what it raised."""
-    from torch._functorch._aot_autograd.utils import make_boxed_func
     from torch._functorch.aot_autograd import aot_module_simplified
-
-    def keep(gm: torch.fx.GraphModule, example_inputs: Sequence[object]) -> Any:
-        return make_boxed_func(gm.forward)
 
     values = [clone(v) for v in inputs]
     try:
         with contextlib.redirect_stderr(io.StringIO()), one_thread(), torch_modes_kept():
             torch.set_grad_enabled(True)
-            compiled = aot_module_simplified(module, values, fw_compiler=keep, bw_compiler=keep)
+            compiled = aot_module_simplified(
+                module, values, fw_compiler=no_op_compiler, bw_compiler=no_op_compiler
+            )
             outputs = [t for t in tree_leaves(compiled(*values)) if _differentiable(t)]
             if outputs:
                 torch.autograd.backward(outputs, [torch.ones_like(t) for t in outputs])
     except Exception as e:  # torch's training runtime failed: the verdict names it
         return Violated(describe(e))
     return HOLDS
+
+
+def no_op_compiler(gm: torch.fx.GraphModule, example_inputs: Sequence[object]) -> Any:
+    """What `aot_eager`'s compilers do: run the graph as it is now. Its code is generated again
+    first, as torch's `boxed_nop` does: on CUDA the partitioner adds graph-safe RNG inputs for
+    an `invoke_subgraph` with random ops (`thread_graphsafe_rng_from_hops`) after the last
+    codegen, so the module's `forward` would take fewer arguments than the runtime passes."""
+    from torch._functorch._aot_autograd.utils import make_boxed_func
+
+    gm.recompile()
+    return make_boxed_func(gm.forward)
 
 
 def _differentiable(value: object) -> bool:

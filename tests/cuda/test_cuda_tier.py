@@ -104,7 +104,14 @@ def test_cuda_real_model_verifies_under_bf16_autocast(stem: str) -> None:
     assert not torch.is_autocast_enabled("cuda")  # the checker left autocast as it found it
 
 
-@pytest.mark.parametrize("stem", FAST)
+# CHK-19's open paragraph: torch's N4 graph of T5 indexes out of range, a device-side assert
+# that ends CUDA in the process (measured on an H200, torch 2.11.0 and 2.13.0)
+LOST = pytest.mark.xfail(reason="CHK-19 (open): a device-side assert in torch's graph ends CUDA "
+                         "for the rest of the process")  # fmt: skip
+DIFFED = [pytest.param(s, marks=LOST) if s == "t5" else s for s in FAST]
+
+
+@pytest.mark.parametrize("stem", DIFFED)
 def test_cuda_diff_against_torch_never_blames_the_reference(stem: str) -> None:
     path = ROOT / "tests" / "realmodels" / f"{stem}.py"
     _needs_transformers(path)
@@ -119,7 +126,9 @@ def test_cuda_corpus_diff_never_blames_the_reference(capsys: pytest.CaptureFixtu
     paths = [str(p) for p in sorted(CORPUS.glob("*.py")) if "fake_cuda" not in p.name]
     code = main(["diff", *paths, "--against", "torch", "--fail-on", "reference",
                  "--device", "cuda", "--json", "-"])  # fmt: skip
-    report = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()  # an H200 run printed no JSON: its stderr says why
+    assert out.startswith("{"), f"exit {code}: {err[-2000:]}"
+    report = json.loads(out)
     assert code == 0 and report["device"] == "cuda:0", report["summary"]
 
 

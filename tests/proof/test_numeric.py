@@ -14,7 +14,7 @@ from checker.proof.check import check_transformation
 from checker.proof.number_inputs import input_sets
 from checker.proof.numeric import BodiesRun, _RuntimeProbe
 from checker.proof.report import NUMBERS, RUNTIME, WELL_FORMED
-from checker.proof.runs import agreement, tolerance
+from checker.proof.runs import agreement, run, tolerance
 from checker.proof.verdict import HOLDS, Holds, Unknown, Violated
 from reference.dynamo.capture import Capture, capture
 from reference.graph_copy import copy_graph_module
@@ -200,3 +200,21 @@ def test_chk17_a_runtime_that_draws_extra_random_numbers_is_named() -> None:
         return
     assert isinstance(verdict, Unknown)
     assert "of subgraph_0 on the example inputs" in verdict.reason
+
+
+@pytest.mark.spec("CHK-6")
+def test_chk6_a_cuda_run_waits_for_its_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel's device-side assert (an index out of range on CUDA) surfaces at the next
+    synchronisation: each run on CUDA waits for its kernels, so the error is that run's (here a
+    fake CUDA output, and a `synchronize` that raises as CUDA would)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        out = torch.empty(2, device="cuda")
+
+    def raises() -> None:
+        raise RuntimeError("CUDA error: device-side assert triggered")
+
+    monkeypatch.setattr(torch.cuda, "synchronize", raises)
+    assert run(lambda: out, []) == "RuntimeError: CUDA error: device-side assert triggered"
+    assert not isinstance(run(lambda: torch.ones(2), []), str)  # CPU: nothing to wait for

@@ -4,6 +4,7 @@ rejection names the obligation it breaks."""
 
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import torch
 from checker.io.loaders import load_pt2
 from checker.proof.check import check_transformation
 from checker.proof.report import RUNTIME
-from checker.proof.training import compile_and_train
+from checker.proof.training import compile_and_train, no_op_compiler
 from checker.proof.verdict import HOLDS, Holds, Unknown
 from reference.dynamo.capture import Capture
 from reference.graph_copy import copy_graph_module
@@ -105,3 +106,19 @@ def test_chk17_a_training_failure_of_the_transformed_module_alone_is_unknown(
         "CHK-17: torch's training runtime (AOTAutograd) fails on the transformed module only: "
         "AssertionError: outs_to_grad length (1) != tangents length (0)"
     )
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_the_no_op_compiler_runs_the_graph_as_it_is_now() -> None:
+    """On CUDA torch's partitioner adds graph-safe RNG inputs to the forward after its code was
+    generated; the no-op compiler generates it again, as `aot_eager` does, so the compiled
+    forward takes every input the graph has (an H200 run failed on the stale code)."""
+    gm = torch.fx.symbolic_trace(lambda x: x + 1)
+    (x,) = gm.graph.find_nodes(op="placeholder")
+    with gm.graph.inserting_after(x):
+        state = gm.graph.placeholder("fwd_rng_state_0")
+    (out,) = gm.graph.find_nodes(op="output")
+    with gm.graph.inserting_before(out):
+        out.args = (gm.graph.call_function(operator.add, (out.args[0], state)),)
+    compiled = no_op_compiler(gm, [])
+    torch.testing.assert_close(compiled([torch.ones(2), torch.ones(2)]), torch.full((2,), 3.0))

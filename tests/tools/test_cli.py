@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from checker.cli import main
 from reference.torch_version import TORCH
 from tests.support.models import Stack
 
+COMMANDS = ("verify", "diff", "explain", "fuzz", "bench", "course")
 BAD_MODELS = {
     "syntax.py": "def model(:\n",
     "no_model.py": "import torch\nexample_inputs = (torch.ones(2),)\n",
@@ -144,6 +147,20 @@ def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["--help"], *([c, "--help"] for c in COMMANDS)])
+def test_help_is_exit_0_with_its_usage(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: fxoracle") and err == ""
+
+
+def test_help_as_a_command_is_exit_0_without_a_traceback() -> None:
+    """The console script runs in a supervised child (FIL-11): `--help` is still exit 0."""
+    done = subprocess.run([sys.executable, "-m", "checker.cli", "verify", "--help"],
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "") and "usage: fxoracle verify" in done.stdout
 
 
 def test_debug_shows_traceback(tmp_path: Path) -> None:

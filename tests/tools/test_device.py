@@ -95,6 +95,16 @@ def test_fil8_the_model_its_parameters_buffers_and_inputs_move() -> None:
     assert device_of((1, "no tensor")) == "cpu"
 
 
+def test_fil8_a_cpu_scalar_beside_tensors_elsewhere_names_no_device() -> None:
+    """Dynamo lifts a module's float attributes (LayerNorm's `eps`, with `dynamic = True`) as
+    0-dim CPU tensors: a model on CUDA is reported on CUDA, as torch mixes such scalars freely;
+    a CPU tensor with a dimension still names the CPU (the fake-CUDA corpus's `cpu+cuda:0`)."""
+    on, scalar = torch.empty(2, 3, device="meta"), torch.tensor(1e-5)
+    assert device_of((on, scalar, [scalar])) == "meta"
+    assert device_of((on, torch.ones(1))) == "cpu+meta"
+    assert device_of((scalar,)) == "cpu"
+
+
 def test_fil8_a_loaded_graph_stays_where_it_was_captured() -> None:
     gm = torch.fx.symbolic_trace(lambda x: x + 1)
     graph = Capture(gm, track_graph(gm.graph), (torch.ones(2),))
