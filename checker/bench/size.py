@@ -228,10 +228,26 @@ class SizeReport:
     sizes: Sizes
 
     def text(self) -> str:
-        return "\n".join([*reach.render(self.reach), "", *render_lines(self.sizes)]) + "\n"
+        (lack_n, lack_f), (rest_n, rest_f) = reach_apart(self.reach.dedup)
+        apart = (f"  of which in what torch lacks (below): {lack_n} functions in {lack_f} files; "
+                 f"the rest: {rest_n} in {rest_f} (the limits above judge the whole)")  # fmt: skip
+        lines = [*reach.render(self.reach), apart, "", *render_lines(self.sizes)]
+        return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, object]:
-        return {"reach": reach.to_json(self.reach), "lines": lines_json(self.sizes)}
+        (lack_n, lack_f), (rest_n, rest_f) = reach_apart(self.reach.dedup)
+        apart = {"lacks": {"functions": lack_n, "files": lack_f},
+                 "rest": {"functions": rest_n, "files": rest_f}}  # fmt: skip
+        found = reach.to_json(self.reach) | {"deduplicate_apart": apart}
+        return {"reach": found, "lines": lines_json(self.sizes)}
+
+
+def reach_apart(r: reach.Reach, lacking: Lacks = LACKS) -> tuple[tuple[int, int], ...]:
+    """`r`'s (functions, files) in the modules of what torch lacks, then in the rest."""
+    modules = tuple(p for _, paths in lacking for p in paths)
+    lacks = {(f, q) for f, q in r.functions if f"reference/{f}".startswith(modules)}
+    rest = r.functions - lacks
+    return tuple((len(part), len({f for f, _ in part})) for part in (lacks, rest))
 
 
 def run(example: Path, shown: str) -> SizeReport:

@@ -20,7 +20,7 @@ def block(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 
 def model(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    noise = torch.randn(4, 8)
+    noise = torch.randn(4, 8, device=x.device)  # on x's: `--device cuda` moves it too (FIL-8)
     noise.view(-1).mul_(0.5)
     outs = [block(x, w)]
     mask = torch.bernoulli(torch.full_like(x, 0.5))

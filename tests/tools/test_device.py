@@ -9,19 +9,23 @@ from typing import Any
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError, FakeTensorMode
 
 from checker.cli import main
 from checker.io.device import device_of, graph_on_device, on_device
-from checker.io.model_file import model_from_source
+from checker.io.model_file import load_model_file, model_from_source
 from checker.io.reports import to_json
 from checker.oracle.campaign.findings import Campaign
-from reference.dynamo.capture import Capture
-from reference.errors import FxOracleError
+from reference.dynamo.capture import Capture, capture
+from reference.errors import FxOracleError, describe, root_cause
 from reference.track.offline import track_graph
 from tests.support.paths import CORPUS
 
 pytestmark = pytest.mark.spec("FIL-8")
 D01 = str(CORPUS / "d01_single_subgraph.py")
+FUNCTION_MODELS = sorted(
+    p for p in CORPUS.glob("*.py") if "\ndef model(" in p.read_text() and "fake_cuda" not in p.name
+)
 MODEL = """import torch
 class M(torch.nn.Module):
     def __init__(self):
@@ -179,3 +183,25 @@ def test_fil17_a_block_mask_and_a_module_s_own_tensors_move() -> None:
     assert moved.example_inputs[1] is mask and moved.example_inputs[0].device.type == "meta"
     weight = own["_modules"]["lin"].weight
     assert isinstance(weight, torch.nn.Parameter) and weight.device.type == "meta"
+
+
+@pytest.mark.spec("FIL-8")
+@pytest.mark.parametrize("path", FUNCTION_MODELS, ids=lambda p: p.stem)
+def test_fil8_a_corpus_function_model_makes_its_tensors_where_its_inputs_are(path: Path) -> None:
+    """`--device cuda` moves a function model's inputs, not the tensors it makes: a corpus file
+    that makes one without the inputs' device (`torch.randn(4, 8)` beside a CUDA `x`) ends a CUDA
+    corpus diff as bad input (seen on an H200). Captured here with fake CUDA inputs, no such
+    file mixes devices; other failures are fake mode's on a build without CUDA."""
+    model = load_model_file(path)
+    with FakeTensorMode():
+        inputs = tuple(_on_fake_cuda(t) for t in model.example_inputs)
+    try:
+        capture(model.model, inputs, model.dynamic)
+    except Exception as e:  # fake mode cannot run every op without CUDA: only a mix fails
+        assert not isinstance(root_cause(e), FakeTensorDeviceMismatchError), describe(e)
+
+
+def _on_fake_cuda(value: Any) -> Any:
+    if not isinstance(value, torch.Tensor):
+        return value
+    return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="cuda")
