@@ -2,8 +2,9 @@
 RPL-10; chapter 06).
 
 Graphs of `n` segments of 4 residual MLP blocks each (`checker.bench.blocks.repeated_segments`): one
-region group per segment, so the number of groups grows with the graph. Each size is keyed,
-expanded (`fast=True`, `reference.fast`) and outlined by `reference.deduplicate`, then the result
+region group per segment, so the number of groups grows with the graph. Each size is keyed, then
+expanded, outlined and sorted by `reference.deduplicate(..., fast=True)` (every speed-up of
+`reference.fast`; the plain path's times are `checker.bench.paths`'s table), then the result
 is checked against a copy of the original (`check_transformation`: every obligation, numbers on
 random inputs included); the table gives CPU seconds of each and the scaling exponent of the
 dedup from the smallest to the largest size, and the check at the size nearest 10k nodes
@@ -23,7 +24,6 @@ import torch
 
 from checker.bench.blocks import nodes_per_block, repeated_segments
 from checker.proof.check import check_transformation
-from reference.expand.regions import RegionSearch, search_regions
 from reference.graph_copy import copy_graph_module
 from reference.pipeline import deduplicate
 from reference.track.tracker import GraphRegionTracker
@@ -44,11 +44,6 @@ class DedupRow:
     ok: bool
 
 
-def _fast_search(gm: torch.fx.GraphModule, tracker: GraphRegionTracker) -> RegionSearch:
-    """The region search with the speed-ups of `reference.fast` (the plain one's result)."""
-    return search_regions(gm.graph, tracker.buckets(), fast=True)
-
-
 def measure(n_nodes: int) -> DedupRow:
     """Build, key and deduplicate one graph of about `n_nodes` nodes; time the dedup call."""
     n_segments = max(1, round(n_nodes / (PER_SEGMENT * nodes_per_block("mlp"))))
@@ -59,7 +54,7 @@ def measure(n_nodes: int) -> DedupRow:
     gm = torch.fx.GraphModule(torch.nn.Module(), bg.graph)
     original = copy_graph_module(gm).gm
     nodes = len(gm.graph.nodes)
-    result, seconds = _timed(lambda: deduplicate(gm, tracker, search=_fast_search(gm, tracker)))
+    result, seconds = _timed(lambda: deduplicate(gm, tracker, fast=True))
     report, check_s = _timed(lambda: check_transformation(original, gm))
     return DedupRow(nodes, len(result.subgraphs), len(result.replaced), seconds, check_s,
                     report.ok)  # fmt: skip

@@ -46,6 +46,8 @@ def training(
     """Whether torch's training runtime takes `transformed` as it takes `original` (CHK-17):
     HOLDS when it does (or rejects both); when it rejects only `transformed`, `Unknown` naming
     the obligation broken where one explains it, else `Unknown` quoting the failure."""
+    if not returns_tuple(transformed):
+        return Holds(NO_TUPLE)
     compiled = compile_and_train(transformed, inputs)
     if not isinstance(compiled, Violated):
         return HOLDS
@@ -61,6 +63,16 @@ def training(
         f"CHK-17: torch's training runtime (AOTAutograd) fails on the transformed module only: "
         f"{failure}"
     )
+
+
+NO_TUPLE = ("not compiled for training: the graph returns no tuple, and AOTAutograd's "
+            "`aot_module_simplified` takes only tuple outputs (Dynamo's graphs have them)")
+
+
+def returns_tuple(module: torch.fx.GraphModule) -> bool:
+    """Whether `module`'s graph returns a tuple or list, as `aot_module_simplified` requires."""
+    (out,) = module.graph.find_nodes(op="output")
+    return isinstance(out.args[0], (tuple, list))
 
 
 def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> Verdict:

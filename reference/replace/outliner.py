@@ -7,7 +7,6 @@ frozen `GroupOutcome`; `DedupResult.of` joins them. `reference.pipeline` sets up
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -103,16 +102,19 @@ class Installer(Protocol):
     def install(self, sub_gm: torch.fx.GraphModule) -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
 class ModuleInstaller:
     """Subgraphs registered on a graph module as `subgraph_<i>`, the first names the module does
-    not have (RPL-1)."""
+    not have (RPL-1). Names only get taken, so the search resumes where the last one ended:
+    asking from 0 each time made a 1,056-group graph's installs quadratic (`make bench`)."""
 
-    root: torch.fx.GraphModule
+    def __init__(self, root: torch.fx.GraphModule) -> None:
+        self.root = root
+        self._next = 0
 
     def install(self, sub_gm: torch.fx.GraphModule) -> str:
-        free = (f"subgraph_{i}" for i in itertools.count())
-        name = next(n for n in free if not hasattr(self.root, n))
+        while hasattr(self.root, f"subgraph_{self._next}"):
+            self._next += 1
+        name = f"subgraph_{self._next}"
         self.root.register_module(name, sub_gm)
         return name
 

@@ -13,7 +13,13 @@ import torch
 from checker.io.loaders import load_pt2
 from checker.proof.check import check_transformation
 from checker.proof.report import RUNTIME
-from checker.proof.training import compile_and_train, no_op_compiler
+from checker.proof.training import (
+    NO_TUPLE,
+    compile_and_train,
+    no_op_compiler,
+    returns_tuple,
+    training,
+)
 from checker.proof.verdict import HOLDS, Holds, Unknown
 from reference.dynamo.capture import Capture
 from reference.graph_copy import copy_graph_module
@@ -122,3 +128,14 @@ def test_chk17_the_no_op_compiler_runs_the_graph_as_it_is_now() -> None:
         out.args = (gm.graph.call_function(operator.add, (out.args[0], state)),)
     compiled = no_op_compiler(gm, [])
     torch.testing.assert_close(compiled([torch.ones(2), torch.ones(2)]), torch.full((2,), 3.0))
+
+
+@pytest.mark.spec("CHK-17")
+def test_chk17_a_graph_returning_no_tuple_is_not_compiled_and_says_so() -> None:
+    """`aot_module_simplified` refuses a graph that returns no tuple (the bench's synthetic
+    graphs, a traced function): both sides would be refused after a whole trace (17 of 18 s of
+    check_transformation at 2.4k nodes), so it is not compiled and the verdict says why."""
+    gm = torch.fx.symbolic_trace(lambda x: torch.sin(x) * 2)
+    x = torch.ones(3, requires_grad=True)
+    assert not returns_tuple(gm)
+    assert training(gm, gm, [x]) == Holds(NO_TUPLE)
