@@ -65,8 +65,10 @@ def training(
     )
 
 
-NO_TUPLE = ("not compiled for training: the graph returns no tuple, and AOTAutograd's "
-            "`aot_module_simplified` takes only tuple outputs (Dynamo's graphs have them)")
+NO_TUPLE = (
+    "not compiled for training: the graph returns no tuple, and AOTAutograd's "
+    "`aot_module_simplified` takes only tuple outputs (Dynamo's graphs have them)"
+)
 
 
 def returns_tuple(module: torch.fx.GraphModule) -> bool:
