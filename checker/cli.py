@@ -116,14 +116,15 @@ def _diffed(args: argparse.Namespace, bar: DiffBar, repro_dir: Path | None) -> D
     """The diff of every model asked for, in this process or on `--workers` processes;
     `repro_dir` resolved (FIL-9)."""
     from checker.oracle.diff.driver import run_diff
-    from checker.oracle.diff.workers import DiffArgs, model_refs, run_diff_pool
+    from checker.oracle.diff.workers import DiffArgs, isolates, model_refs, run_diff_pool
 
-    if args.workers > 1:
+    isolated = isolates(args.device, len(args.paths) + args.random)
+    if args.workers > 1 or isolated:
         refs = model_refs(args.paths, args.random, args.seed)
         task = DiffArgs(args.against, args.component, args.strict_order,
                         None if repro_dir is None else str(repro_dir),
                         device=args.device)  # fmt: skip
-        return run_diff_pool(refs, task, args.workers, progress=bar)
+        return run_diff_pool(refs, task, args.workers, progress=bar, isolated=isolated)
     names = model_names(args.paths)  # unique in the report and as repro names (DIF-15)
     models = [load_model_file(p, n) for p, n in zip(args.paths, names, strict=True)]
     return run_diff(models, args.against, args.component, args.random, args.seed,

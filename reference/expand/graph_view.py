@@ -9,7 +9,7 @@ tracing a model.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import NewType, cast
@@ -17,9 +17,12 @@ from typing import NewType, cast
 import torch.fx
 
 from reference.errors import FxOracleError
+from reference.fast.expand import view_parts
 from reference.fx_helpers import NodeIndex, unique_node_args
 
 BucketId = NewType("BucketId", int)
+Args = tuple[tuple[NodeIndex, ...], ...]  # per node: positions (its arguments, its users)
+BucketOf = tuple[BucketId | None, ...]  # per node: the bucket it counts as, None for none
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +74,22 @@ def make_view(
 
 def view_of_graph(
     graph: torch.fx.Graph,
-    buckets: Iterable[Sequence[torch.fx.Node]],
+    buckets: Sequence[Sequence[torch.fx.Node]],
     excluded: Collection[torch.fx.Node] = frozenset(),
+    *,
+    fast: bool = False,
 ) -> tuple[GraphView, list[torch.fx.Node]]:
     """The view of `graph` with `buckets` (each: members in tracking order); an `excluded` member
     counts as identical to no other node while regions grow (TRK-12).
 
     Members that are no longer in the graph are dropped. Returns the view and the nodes by index.
+    `fast=True` builds it with `reference.fast.expand.view_parts` (EXP-11).
     """
     nodes = list(graph.nodes)
+    names, ops = tuple([n.name for n in nodes]), tuple([n.op for n in nodes])
+    parts = view_parts(nodes, buckets, excluded) if fast else None
+    if parts is not None:
+        return GraphView(names, ops, *cast("tuple[Args, Args, Args, BucketOf]", parts)), nodes
     index = dict(zip(nodes, cast("list[NodeIndex]", list(range(len(nodes)))), strict=True))
     kept: list[tuple[NodeIndex, ...]] = []
     same: dict[NodeIndex, BucketId] = {}
@@ -88,11 +98,9 @@ def view_of_graph(
         if found:
             same.update(dict.fromkeys(found, BucketId(len(kept))))
             kept.append(found)
-    for node in excluded:
-        if node in index:
-            same.pop(index[node], None)
+    for node in index.keys() & excluded:
+        same.pop(index[node], None)
     args = tuple(map(partial(_arg_positions, index), nodes))
-    names, ops = tuple([n.name for n in nodes]), tuple([n.op for n in nodes])
     return make_view(names, ops, args, tuple(kept), same), nodes
 
 
@@ -100,9 +108,7 @@ def _arg_positions(
     index: Mapping[torch.fx.Node, NodeIndex], node: torch.fx.Node
 ) -> tuple[NodeIndex, ...]:
     """`node`'s unique node arguments (`fx_helpers.unique_node_args`) as positions."""
-    positions: list[NodeIndex] = []
-    for arg in unique_node_args(node):
-        if arg not in index:
-            raise FxOracleError(f"node {node.name} uses {arg.name}, which is not in the graph")
-        positions.append(index[arg])
-    return tuple(positions)
+    args = unique_node_args(node)
+    for arg in (a for a in args if a not in index):
+        raise FxOracleError(f"node {node.name} uses {arg.name}, which is not in the graph")
+    return tuple([index[a] for a in args])

@@ -98,7 +98,11 @@ class RegionGrowth:
 
     def creates_cycle(self, n: NodeIndex) -> bool:
         """EXP-8: a user of `n` outside the region leads back to the region's root."""
-        return any(u not in self.members and u in self.ancestors for u in self.view.users[n])
+        members, ancestors = self.members, self.ancestors
+        for u in self.view.users[n]:  # noqa: SIM110 (a loop: this runs once per region per step)
+            if u not in members and u in ancestors:
+                return True
+        return False
 
     def refusal(
         self,
@@ -163,7 +167,7 @@ def _expand_group(
     growths = [RegionGrowth(view, r, find_ancestors(view.args, r)) for r in roots]
     steps: list[Step] = []
     while growths[0].queue:
-        candidates = tuple(g.queue.popleft() if g.queue else None for g in growths)
+        candidates = tuple([g.queue.popleft() if g.queue else None for g in growths])
         refused = _first_refusal(growths, candidates, claimed)
         if refused is None:
             present = cast("tuple[NodeIndex, ...]", candidates)  # EXP-3: none is missing

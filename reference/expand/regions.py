@@ -54,26 +54,21 @@ class RegionSearch:
     expansion: Expansion
 
     def region_groups(self) -> list[list[list[Node]]]:
-        return [
-            [[self.nodes[i] for i in region] for region in group]
-            for group in self.expansion.kept_regions()
-        ]
+        kept = self.expansion.kept_regions()
+        return [[[self.nodes[i] for i in region] for region in group] for group in kept]
 
     def names(self, indices: tuple[NodeIndex, ...]) -> list[str]:
         return [self.view.names[i] for i in indices]
 
     def group_names(self) -> tuple[tuple[tuple[str, ...], ...], ...]:
         """The kept region groups as node names."""
-        return tuple(
-            tuple(tuple(self.view.names[i] for i in region) for region in group)
-            for group in self.expansion.kept_regions()
-        )
+        return region_names(self.region_groups())
 
 
 def search_regions(graph: torch.fx.Graph, buckets: Buckets, *, fast: bool = False) -> RegionSearch:
     """Expand `buckets` over `graph` and keep every step (EXP-10); `fast=True` takes the
-    speed-up of `reference.fast.expand` (the same result, EXP-11)."""
-    view, nodes = view_of_graph(graph, buckets.groups, buckets.excluded)
+    speed-ups of `reference.fast.expand` (the same result, EXP-11)."""
+    view, nodes = view_of_graph(graph, buckets.groups, buckets.excluded, fast=fast)
     return RegionSearch(view, tuple(nodes), expand(view, fast=fast))
 
 

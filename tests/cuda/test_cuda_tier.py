@@ -32,6 +32,8 @@ from checker.io.inputs import random_like
 from checker.io.model_file import Model, load_model_file
 from checker.oracle.compare.divergence import Blame, Kind
 from checker.oracle.diff.driver import run_diff
+from checker.oracle.diff.report import DiffReport, GraphDiff
+from checker.oracle.diff.workers import DiffArgs, model_refs, run_diff_pool
 from checker.proof.draws import Draws, cuda_devices, seeded
 from checker.proof.report import NUMBERS, RUNTIME
 from checker.proof.runs import tolerance
@@ -39,6 +41,7 @@ from checker.proof.verdict import Holds, Unknown
 from checker.tools.verify import VerifyReport, verify_capture
 from reference.dynamo.capture import capture
 from tests.support.paths import CORPUS, ROOT
+from tests.support.tf32 import tf32_flags
 
 if not torch.cuda.is_available():  # one reason for the whole tier, before any model loads
     pytest.skip("no CUDA device: the CUDA tier runs on a GPU (make test-cuda)",
@@ -105,21 +108,40 @@ def test_cuda_real_model_verifies_under_bf16_autocast(stem: str) -> None:
 
 
 # CHK-19's open paragraph: torch's N4 graph of T5 indexes out of range, a device-side assert
-# that ends CUDA in the process (measured on an H200, torch 2.11.0 and 2.13.0)
+# that ends CUDA in the process (measured on an H200, torch 2.11.0 and 2.13.0); each diff here
+# runs in a fresh process (DIF-33), so it ends no other test's CUDA
 LOST = pytest.mark.xfail(reason="CHK-19 (open): a device-side assert in torch's graph ends CUDA "
                          "for the rest of the process")  # fmt: skip
 DIFFED = [pytest.param(s, marks=LOST) if s == "t5" else s for s in FAST]
 
 
-@pytest.mark.parametrize("stem", DIFFED)
-def test_cuda_diff_against_torch_never_blames_the_reference(stem: str) -> None:
-    path = ROOT / "tests" / "realmodels" / f"{stem}.py"
-    _needs_transformers(path)
-    report = run_diff([load_model_file(path)], "torch", "all", device=CUDA)
-    assert report.device == "cuda:0"
-    for d in report.graphs[0].divergences:
+def _diffed_apart(*stems: str) -> DiffReport:
+    """A diff against torch on CUDA, each model in a fresh process of its own (DIF-33)."""
+    paths = [ROOT / "tests" / "realmodels" / f"{stem}.py" for stem in stems]
+    for path in paths:
+        _needs_transformers(path)
+    refs = model_refs([str(p) for p in paths], 0, 0)
+    return run_diff_pool(refs, DiffArgs("torch", device=CUDA), 1, isolated=True)
+
+
+def _never_blames_the_reference(graph: GraphDiff) -> None:
+    for d in graph.divergences:
         assert d.kind is not Kind.ORACLE_ERROR, d.detail
         assert d.blame not in (Blame.REFERENCE, Blame.BOTH), d.detail
+
+
+@pytest.mark.parametrize("stem", DIFFED)
+def test_cuda_diff_against_torch_never_blames_the_reference(stem: str) -> None:
+    report = _diffed_apart(stem)
+    assert report.device == "cuda:0"
+    _never_blames_the_reference(report.graphs[0])
+
+
+def test_cuda_dif33_a_model_diffed_after_t5_keeps_its_cuda() -> None:
+    """DIF-33: T5's device-side assert ends CUDA in its own process only."""
+    report = _diffed_apart("t5", "gpt2")
+    assert [g.graph for g in report.graphs] == ["t5.py", "gpt2.py"]
+    _never_blames_the_reference(report.graphs[1])
 
 
 def test_cuda_corpus_diff_never_blames_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,16 +196,10 @@ def test_cuda_generators_are_snapshotted_and_seeded() -> None:
 
 
 def test_cuda_tolerance_follows_torchs_tf32_flags() -> None:
-    saved = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    try:
-        torch.set_float32_matmul_precision("highest")
-        torch.backends.cudnn.allow_tf32 = False
+    with tf32_flags("highest", False):
         assert tolerance(torch.ones(3, device=CUDA)) == (1.3e-6, 1e-5)
         torch.set_float32_matmul_precision("high")
         assert tolerance(torch.ones(3, device=CUDA)) == (1e-3, 1e-3)
-    finally:
-        torch.set_float32_matmul_precision(saved[0])
-        torch.backends.cudnn.allow_tf32 = saved[1]
     bf16 = torch.ones(3, device=CUDA, dtype=torch.bfloat16)
     assert tolerance(bf16) == (1.6e-2, 1.6e-2)
 

@@ -1,9 +1,10 @@
 """DIF-14: `fxoracle diff --workers N` gives the report one process gives, in the same order;
-bad input stops it as it stops one process."""
+bad input stops it as it stops one process. DIF-33: on CUDA each model runs in a fresh process."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 import pytest
+import torch
 
 from checker.cli import main
 from checker.oracle.diff.report import GraphDiff
@@ -19,6 +21,7 @@ from checker.oracle.diff.workers import (
     ModelRef,
     _diff_here_while_queued,
     diff_ref,
+    isolates,
     model_refs,
     run_diff_pool,
 )
@@ -89,3 +92,44 @@ class Queue(Executor):
 
     def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         return Future()
+
+
+PID_MODEL = """import os
+from pathlib import Path
+
+import torch
+
+Path(__file__).with_suffix(".pid").write_text(str(os.getpid()))
+
+
+def model(x: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) + torch.sin(x + 1)
+
+
+example_inputs = (torch.ones(3),)
+"""
+
+
+@pytest.mark.spec("DIF-33")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_dif33_isolated_models_each_run_in_a_fresh_process_of_their_own(
+    tmp_path: Path, workers: int
+) -> None:
+    """Each model is loaded and diffed in a process no other model ran in, never this one;
+    the report is the one a single process gives."""
+    files = [tmp_path / f"m{k}.py" for k in range(3)]
+    for f in files:
+        f.write_text(PID_MODEL)
+    refs = model_refs([str(f) for f in files], 0, 0)
+    args = DiffArgs("torch", "dedup")
+    isolated = run_diff_pool(refs, args, workers, isolated=True)
+    pids = {f.with_suffix(".pid").read_text() for f in files}
+    assert len(pids) == 3 and str(os.getpid()) not in pids
+    assert isolated.graphs == tuple(diff_ref(ref, args) for ref in refs)
+
+
+@pytest.mark.spec("DIF-33")
+def test_dif33_only_several_models_on_cuda_are_isolated() -> None:
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    assert isolates(cuda, 2) and isolates(torch.device("cuda:1"), 5)
+    assert not isolates(cuda, 1) and not isolates(cpu, 3) and not isolates(None, 3)

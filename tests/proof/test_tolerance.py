@@ -4,13 +4,11 @@ a function of the dtype, whether the value is on CUDA, the TF32 flags and the ma
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pytest
 import torch
 
 from checker.proof.runs import tf32_in_use, tolerance, tolerance_for
+from tests.support.tf32 import tf32_flags
 
 pytestmark = pytest.mark.spec("CHK-19")
 
@@ -39,31 +37,19 @@ def test_chk19_tolerance_per_dtype_and_device(
     assert tolerance_for(dtype, on_cuda, tf32, 300.0) == (rtol, atol * 300.0)
 
 
-@contextmanager
-def _flags(matmul: str, cudnn: bool) -> Iterator[None]:
-    before = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    torch.set_float32_matmul_precision(matmul)
-    torch.backends.cudnn.allow_tf32 = cudnn
-    try:
-        yield
-    finally:
-        torch.set_float32_matmul_precision(before[0])
-        torch.backends.cudnn.allow_tf32 = before[1]
-
-
 def test_chk19_tf32_is_read_from_torchs_flags() -> None:
-    with _flags("highest", False):
+    with tf32_flags("highest", False):
         assert not tf32_in_use()
         torch.backends.cuda.matmul.allow_tf32 = True
         assert tf32_in_use() and torch.get_float32_matmul_precision() == "high"
         torch.backends.cuda.matmul.allow_tf32 = False
     for matmul, cudnn in (("high", False), ("medium", False), ("highest", True)):
-        with _flags(matmul, cudnn):
+        with tf32_flags(matmul, cudnn):
             assert tf32_in_use(), (matmul, cudnn)
 
 
 def test_chk19_cpu_tensors_keep_chk16_whatever_the_flags() -> None:
-    with _flags("high", True):
+    with tf32_flags("high", True):
         assert tolerance(torch.full((3,), 200.0)) == (1.3e-6, 1e-5 * 200.0)
         assert tolerance(torch.ones(3, dtype=torch.bfloat16)) == (1.6e-2, 1e-5)
 

@@ -1,15 +1,20 @@
 """EXP-11: the expansion's speed-ups (`reference.fast.expand`) give the plain path's result: the
-lazy ancestor search answers like a full closure, and the fast view and expansion equal the
+lazy ancestor search answers like a full closure, the view's fast argument reading refuses what
+the plain one refuses, and the fast view and expansion equal the
 plain ones on generated graphs (here) and on the corpus and random models
 (`tests/reference/test_fast_paths.py`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import networkx as nx
 import pytest
+import torch
 from hypothesis import given
 
-from reference.expand.graph_view import GraphView
+from reference.errors import FxOracleError
+from reference.expand.graph_view import GraphView, view_of_graph
 from reference.expand.lockstep import ancestors, expand
 from reference.fast.expand import AncestorSearch
 from tests.reference.test_expand_props import graphs
@@ -41,3 +46,37 @@ def test_exp11_fast_expansion_equals_plain_on_generated_graphs(v: GraphView) -> 
     plain = expand(v)
     assert expand(v, fast=True) == plain
     assert plain.groups, "a generated graph has a group to expand"
+
+
+def _out_of_order_graph() -> torch.fx.Graph:
+    """`neg` moved before `relu`, the argument it uses."""
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    r = g.call_function(torch.relu, (x,))
+    n = g.call_function(torch.neg, (r,))
+    g.output(n)
+    r.prepend(n)
+    return g
+
+
+def _foreign_argument_graph() -> torch.fx.Graph:
+    """`neg` uses a placeholder of another graph."""
+    other = torch.fx.Graph()
+    g = torch.fx.Graph()
+    n = g.call_function(torch.neg, (other.placeholder("y"),))
+    g.output(n)
+    return g
+
+
+@pytest.mark.parametrize("build", [_out_of_order_graph, _foreign_argument_graph])
+def test_exp11_fast_view_refuses_a_graph_as_the_plain_one_does(
+    build: Callable[[], torch.fx.Graph],
+) -> None:
+    """EXP-11: a graph whose positions are not ranks is refused by both builders, one error."""
+    graph = build()
+    buckets = [list(graph.nodes)]
+    with pytest.raises(FxOracleError) as plain:
+        view_of_graph(graph, buckets)
+    with pytest.raises(FxOracleError) as fast:
+        view_of_graph(graph, buckets, fast=True)
+    assert str(fast.value) == str(plain.value)

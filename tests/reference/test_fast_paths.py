@@ -1,7 +1,7 @@
 """EXP-11, SRT-2, SRT-4: the speed-ups of `reference.fast` give the plain paths' results on the
-corpus and on random models: the same expansion (every step) of the captured graph, the same
-sorted order of the graph, scrambled, under its ordering deps, and the same deduplicated graph
-from `deduplicate(..., fast=True)`."""
+corpus and on random models: the same view and expansion (every step) of the captured graph,
+the same sorted order of the graph, scrambled, under its ordering deps, and the same
+deduplicated graph from `deduplicate(..., fast=True)`."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def sorted_names(gm: torch.fx.GraphModule, fast: bool) -> list[str]:
 def assert_fast_equals_plain(gm: torch.fx.GraphModule) -> None:
     buckets = track_graph(gm.graph).buckets()
     plain, fast = search_regions(gm.graph, buckets), search_regions(gm.graph, buckets, fast=True)
+    assert fast.view == plain.view, "EXP-11: the fast view differs"
     assert fast.expansion == plain.expansion, "EXP-11: the fast expansion differs"
     assert sorted_names(gm, fast=True) == sorted_names(gm, fast=False), "SRT-2: orders differ"
     assert deduplicated_code(gm, fast=True) == deduplicated_code(gm, fast=False)

@@ -59,6 +59,12 @@ class DiffArgs:
     device: torch.device | None = None  # `--device` (FIL-8); None: where the inputs live
 
 
+def isolates(device: torch.device | None, models: int) -> bool:
+    """DIF-33: whether a diff runs each model in a fresh process of its own: more than one model
+    on CUDA, where a kernel's device-side assert ends CUDA for the rest of its process."""
+    return device is not None and device.type == "cuda" and models > 1
+
+
 def model_refs(paths: Sequence[str], random: int, seed: int) -> list[ModelRef]:
     """The files, then `random` generated models; a path that is no file is bad input now,
     before any worker starts."""
@@ -76,18 +82,27 @@ def diff_ref(ref: ModelRef, args: DiffArgs) -> GraphDiff:
 
 
 def run_diff_pool(
-    refs: Sequence[ModelRef], args: DiffArgs, workers: int, progress: Progress | None = None
+    refs: Sequence[ModelRef],
+    args: DiffArgs,
+    workers: int,
+    progress: Progress | None = None,
+    *,
+    isolated: bool = False,
 ) -> DiffReport:
     """`driver.run_diff` on `workers` processes, this one among them; the same report, in the
-    same order."""
-    if workers < 2:
+    same order. `isolated` (DIF-33): each model in a fresh process of its own, `workers` at a
+    time, none in this one."""
+    if workers < (1 if isolated else 2):
         raise FxOracleError("diff: a pool needs --workers 2 or more (1: this process)")
     if not refs:
         raise FxOracleError("nothing to compare: give model files or --random N")
     sides = make_sides(args.against, args.component, strict_order=args.strict_order)
-    helpers = min(workers, len(refs)) - 1
-    with process_pool(max(helpers, 1)) as executor, interrupts_noted() as interrupted:
-        pool = Pool[GraphDiff](executor, steals=True)
+    helpers = min(workers, len(refs)) - (0 if isolated else 1)
+    with (
+        process_pool(max(helpers, 1), fresh_each=isolated) as executor,
+        interrupts_noted() as interrupted,
+    ):
+        pool = Pool[GraphDiff](executor, steals=not isolated)
         for k, ref in enumerate(refs):
             pool.submit(k, diff_ref, ref, args)
         try:

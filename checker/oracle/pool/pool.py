@@ -115,14 +115,16 @@ def where(workers: int | None, ray: str | None) -> Iterator[Where]:
 
 
 @contextmanager
-def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """`workers` spawned processes; on an exception (Ctrl-C included) they are terminated, not
-    waited for."""
+def process_pool(workers: int, *, fresh_each: bool = False) -> Iterator[ProcessPoolExecutor]:
+    """`workers` spawned processes; with `fresh_each`, each task gets a process of its own (a
+    process ends after one task and a new one takes its place). On an exception (Ctrl-C
+    included) they are terminated, not waited for."""
     context = multiprocessing.get_context("spawn")
     if TRACKER_QUIET not in sys.warnoptions:  # read when the resource tracker starts
         sys.warnoptions.append(TRACKER_QUIET)
     starting = (quiet_now(), os.getpid())
-    pool = ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=starting)
+    pool = ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=starting,
+                               max_tasks_per_child=1 if fresh_each else None)  # fmt: skip
     try:
         yield pool
     except BaseException:
