@@ -27,7 +27,7 @@ from checker.io.threads import one_thread
 from checker.proof.draws import Draws, seeded
 from checker.proof.number_inputs import InputSets, NoInputs
 from checker.proof.on_cpu import moved_to_cpu
-from checker.proof.runs import agreement, clone, compare_runs, torch_modes_kept
+from checker.proof.runs import agreement, clone, compare_runs, settled, torch_modes_kept
 from checker.proof.training import training, trains
 from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict, Violated
 from reference.errors import describe
@@ -79,7 +79,7 @@ def check_runtime(
     try:
         with seeded(), contextlib.redirect_stderr(io.StringIO()), one_thread(), \
                 torch_modes_kept():  # fmt: skip
-            probe.run(*[clone(v) for v in values])
+            settled(probe.run(*[clone(v) for v in values]))  # CHK-19: the probe's own errors
     except Exception as e:  # told, never raised
         where = "" if probe.current is None else f" at {probe.current.name}"
         return Unknown(f"CHK-17: the transformed module raised {describe(e)}{where} {label}")

@@ -21,7 +21,7 @@ import torch.fx
 from torch.utils._pytree import tree_leaves
 
 from checker.io.threads import one_thread
-from checker.proof.runs import clone, torch_modes_kept
+from checker.proof.runs import clone, settled, torch_modes_kept
 from checker.proof.verdict import HOLDS, Holds, Unknown, Verdict, Violated
 from reference.errors import describe
 
@@ -93,6 +93,7 @@ def compile_and_train(module: torch.fx.GraphModule, inputs: Sequence[Any]) -> Ve
             outputs = [t for t in tree_leaves(compiled(*values)) if _differentiable(t)]
             if outputs:
                 torch.autograd.backward(outputs, [torch.ones_like(t) for t in outputs])
+            settled(values)  # CHK-19: what the forward and backward kernels raise is this run's
     except Exception as e:  # torch's training runtime failed: the verdict names it
         return Violated(describe(e))
     return HOLDS

@@ -6,9 +6,10 @@ of a region's root before the first step. `AncestorSearch` answers "is u an ance
 root?" with a backward search from the root that visits nodes in decreasing rank and stops at
 the rank asked about, so a region pays only for the part of its root's ancestor cone its steps
 reach: on a chain of blocks the plain sets cost (regions x graph), this about (graph). The same
-answers, so the same expansion step for step
-(`tests/reference/test_fast_expand.py`: equal expansions on generated graphs, the corpus and
-random models).
+answers, so the same expansion step for step. `view_parts` builds what
+`reference.expand.graph_view.view_of_graph` builds, in fewer steps (`tests/reference/
+test_fast_expand.py`: equal expansions on generated views, equal refusals of bad graphs;
+`test_fast_paths.py`: equal views and expansions on the corpus and random models).
 """
 
 from __future__ import annotations

@@ -139,3 +139,27 @@ def test_chk17_a_graph_returning_no_tuple_is_not_compiled_and_says_so() -> None:
     x = torch.ones(3, requires_grad=True)
     assert not returns_tuple(gm)
     assert training(gm, gm, [x]) == Holds(NO_TUPLE)
+
+
+@pytest.mark.spec("CHK-19")
+def test_chk19_the_runtime_probe_and_the_training_compile_wait_for_their_kernels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CHK-17's two runs each wait for their kernels (`runs.settled`), as every other run does,
+    so a device-side assert is theirs: what they waited for is recorded here (on the CPU
+    `settled` waits for nothing, so it is recorded, not faked)."""
+    import checker.proof.numeric
+    import checker.proof.training
+    from reference.dynamo.capture import capture
+    from tests.support.corpus import load_model_file
+
+    waited: list[str] = []
+    for module in (checker.proof.numeric, checker.proof.training):
+        name = module.__name__.rsplit(".", 1)[1]
+        monkeypatch.setattr(module, "settled", lambda _values, name=name: waited.append(name))
+    model = load_model_file(CORPUS_DIR / "own_groupnorm.py")
+    found = capture(model.model, model.example_inputs)
+    original = copy_graph_module(found.gm).gm
+    assert deduplicate(found.gm, found.tracker).subgraphs
+    assert check_transformation(original, found.gm, found.example_inputs).ok
+    assert waited == ["numeric", "training"]

@@ -1,8 +1,8 @@
 """EXP-11: the expansion's speed-ups (`reference.fast.expand`) give the plain path's result: the
-lazy ancestor search answers like a full closure, the view's fast argument reading refuses what
-the plain one refuses, and the fast view and expansion equal the
-plain ones on generated graphs (here) and on the corpus and random models
-(`tests/reference/test_fast_paths.py`)."""
+lazy ancestor search answers like a full closure, the fast view builder refuses what the plain
+one refuses, and the fast expansion equals the plain one on generated views (here); equal views
+and expansions of captured graphs, the corpus and random models, are in
+`tests/reference/test_fast_paths.py`."""
 
 from __future__ import annotations
 
