@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from checker.proof.runs import tf32_in_use, tolerance, tolerance_for
-from tests.support.tf32 import tf32_flags
+from reference.track.keys import current_global_state
+from tests.support.tf32 import PRECISIONS, tf32_flags
 
 pytestmark = pytest.mark.spec("CHK-19")
 
@@ -73,3 +74,18 @@ def test_chk19_a_tf32_matmul_is_within_the_tf32_tolerance_and_not_chk16s() -> No
         torch.testing.assert_close(cut, full, rtol=1.3e-6, atol=1e-5 * scale)
     with pytest.raises(AssertionError):
         torch.testing.assert_close(full * 1.01, full, rtol=rtol, atol=atol)
+
+
+def _precisions() -> list[object]:
+    found: list[object] = [torch._C._get_fp32_precision_getter(b, o) for b, o in PRECISIONS]
+    return [*found, torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32]
+
+
+def test_chk19_the_tests_flags_leave_torch_as_they_found_it() -> None:
+    """Every precision and flag is back, the node keys too (TRK-2), and torch can read its flag:
+    it raises where the flags and the precisions disagree, as Dynamo's capture then would."""
+    before, keys = _precisions(), current_global_state()
+    with tf32_flags("high", False):
+        assert _precisions() != before
+    assert _precisions() == before and current_global_state() == keys
+    assert isinstance(torch.backends.cuda.matmul.allow_tf32, bool)

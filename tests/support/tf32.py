@@ -18,11 +18,14 @@ def tf32_flags(matmul: str, cudnn: bool) -> Iterator[None]:
     every precision as it was. Restoring the two flags is not enough: their setters turn a
     precision of "none" into "ieee", which torch 2.15 keys (TRK-2), so a later test's keys differ
     from a fresh process's."""
+    legacy = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
     before = [(b, o, torch._C._get_fp32_precision_getter(b, o)) for b, o in PRECISIONS]
     torch.set_float32_matmul_precision(matmul)
     torch.backends.cudnn.allow_tf32 = cudnn
     try:
         yield
-    finally:
+    finally:  # the flags first: torch raises where they and the precisions disagree
+        torch.set_float32_matmul_precision(legacy[0])
+        torch.backends.cudnn.allow_tf32 = legacy[1]
         for backend, op, precision in before:
             torch._C._set_fp32_precision_setter(backend, op, precision)
