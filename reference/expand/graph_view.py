@@ -109,6 +109,7 @@ def _arg_positions(
 ) -> tuple[NodeIndex, ...]:
     """`node`'s unique node arguments (`fx_helpers.unique_node_args`) as positions."""
     args = unique_node_args(node)
-    for arg in (a for a in args if a not in index):
-        raise FxOracleError(f"node {node.name} uses {arg.name}, which is not in the graph")
+    outside = [a.name for a in args if a not in index]
+    if outside:
+        raise FxOracleError(f"node {node.name} uses {outside[0]}, which is not in the graph")
     return tuple([index[a] for a in args])

@@ -9,7 +9,7 @@ import torch
 
 from checker.proof.runs import tf32_in_use, tolerance, tolerance_for
 from reference.track.keys import current_global_state
-from tests.support.tf32 import PRECISIONS, tf32_flags
+from tests.support.tf32 import precisions, tf32_flags
 
 pytestmark = pytest.mark.spec("CHK-19")
 
@@ -76,9 +76,10 @@ def test_chk19_a_tf32_matmul_is_within_the_tf32_tolerance_and_not_chk16s() -> No
         torch.testing.assert_close(full * 1.01, full, rtol=rtol, atol=atol)
 
 
-def _precisions() -> list[object]:
-    found: list[object] = [torch._C._get_fp32_precision_getter(b, o) for b, o in PRECISIONS]
-    return [*found, torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32]
+def _precisions() -> tuple[object, ...]:
+    """The precisions and both flags."""
+    flags = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
+    return precisions(), *flags
 
 
 def test_chk19_the_tests_flags_leave_torch_as_they_found_it() -> None:

@@ -12,6 +12,11 @@ PRECISIONS = [("generic", "all")] + [(b, o) for b in ("cuda", "mkldnn")
                                      for o in ("all", "matmul", "conv", "rnn")]  # fmt: skip
 
 
+def precisions() -> dict[tuple[str, str], str]:
+    """Every fp32 precision torch keeps now, by (backend, op)."""
+    return {(b, o): torch._C._get_fp32_precision_getter(b, o) for b, o in PRECISIONS}
+
+
 @contextmanager
 def tf32_flags(matmul: str, cudnn: bool) -> Iterator[None]:
     """`torch.set_float32_matmul_precision(matmul)` and cuDNN's `allow_tf32 = cudnn` inside; after,
@@ -19,7 +24,7 @@ def tf32_flags(matmul: str, cudnn: bool) -> Iterator[None]:
     precision of "none" into "ieee", which torch 2.15 keys (TRK-2), so a later test's keys differ
     from a fresh process's."""
     legacy = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    before = [(b, o, torch._C._get_fp32_precision_getter(b, o)) for b, o in PRECISIONS]
+    before = precisions()
     torch.set_float32_matmul_precision(matmul)
     torch.backends.cudnn.allow_tf32 = cudnn
     try:
@@ -27,5 +32,5 @@ def tf32_flags(matmul: str, cudnn: bool) -> Iterator[None]:
     finally:  # the flags first: torch raises where they and the precisions disagree
         torch.set_float32_matmul_precision(legacy[0])
         torch.backends.cudnn.allow_tf32 = legacy[1]
-        for backend, op, precision in before:
+        for (backend, op), precision in before.items():
             torch._C._set_fp32_precision_setter(backend, op, precision)
