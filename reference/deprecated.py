@@ -24,7 +24,7 @@ MOVED: Mapping[str, Mapping[str, str]] = {
         "plan": "reference.replace.plan",
         "legality": "reference.replace.legality",
         "contraction": "reference.replace.cycle",
-        "replace": "reference.replace.region",
+        "replace": "reference.replace.outliner",
         "bodies": "reference.replace.bodies",
         "dead": "reference.replace.dead",
         "outliner": "reference.replace.outliner",

@@ -3,8 +3,7 @@
 Internal invariants are `assert`s whose messages start with a spec id; a caller that passes a
 malformed graph, a non-graph, or an impossible request gets `FxOracleError` with a message that
 says what is wrong and, where it helps, what to do. The CLI turns it into one line and exit 2.
-The public entry points check their arguments' types first (`expect`, `expect_method`: spec
-chapter 10, FIL-6), so a wrong one is never an `AttributeError` from deep inside.
+The public entry points check their arguments' types first (`reference.arguments`, FIL-6).
 """
 
 from __future__ import annotations
@@ -85,17 +84,3 @@ def _shortened(text: str) -> str:
     """`text` with control characters escaped, cut to `CAUSE_LIMIT` characters."""
     text = text.encode("unicode_escape").decode("ascii")
     return text if len(text) <= CAUSE_LIMIT else text[: CAUSE_LIMIT - 3] + "..."
-
-
-def expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
-    """`FxOracleError` unless `value` is a `kind` (FIL-6): `what` names the argument."""
-    if not isinstance(value, kind):
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        names = " or ".join(k.__qualname__ for k in kinds)
-        raise FxOracleError(f"{what} must be a {names}, not {type(value).__name__}")
-
-
-def expect_method(value: object, method: str, what: str) -> None:
-    """`FxOracleError` unless `value` has a callable `method` (FIL-6)."""
-    if not callable(getattr(value, method, None)):
-        raise FxOracleError(f"{what} must have a `{method}` method, not be {type(value).__name__}")

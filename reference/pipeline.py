@@ -27,8 +27,8 @@ from functools import partial
 import torch
 import torch.fx
 
+from reference.arguments import expect, expect_method
 from reference.effects.alias_db import AliasDB
-from reference.errors import expect, expect_method
 from reference.expand.regions import RegionSearch, search_regions
 from reference.fast.cycle import FastContraction
 from reference.policy import RIGHT, Policy

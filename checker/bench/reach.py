@@ -8,6 +8,11 @@ lambdas run as frames of their own but count as part of the function they are wr
 (`function_of`); nested `def`s count on their own, module bodies (a lazy import) not at all.
 Calls into torch and the standard library are not counted. The limits are the issue's:
 `deduplicate` reaches at most 60 functions in 10 files.
+
+What torch lacks is told apart by the call, not by the file: a function counts as the rest
+(`Reach.rest`) when at least one of its calls has no frame of an `apart` module (size's
+`LACKS`) on the stack, itself included. So a helper of `fx_helpers.py` that only the alias DB
+calls counts with the alias DB.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class Reach:
 
     name: str
     functions: Reached
+    rest: Reached  # those reached by a call made on no `apart` module's behalf
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -56,22 +62,41 @@ class Reach:
         return {f: sorted(q for g, q in self.functions if g == f) for f in self.files}
 
 
-def reached(call: Callable[[], object], root: Path = ROOT) -> Reached:
-    """The (file, function) pairs under `root` whose frames `call()` started."""
+def reached(
+    call: Callable[[], object], root: Path = ROOT, apart: tuple[str, ...] = ()
+) -> tuple[Reached, Reached]:
+    """The (file, function) pairs under `root` whose frames `call()` started, then those of them
+    started at least once with no frame of a file under `root` starting with one of `apart`
+    (paths relative to `root`) on the stack."""
     prefix = str(root) + "/"
     seen: set[tuple[str, str]] = set()
+    rest: set[tuple[str, str]] = set()
 
     def profile(frame: FrameType, event: str, _arg: object) -> None:
         code = frame.f_code
-        if event == "call" and code.co_filename.startswith(prefix) and code.co_name != "<module>":
-            seen.add((code.co_filename[len(prefix) :], function_of(code.co_qualname)))
+        if event != "call" or not code.co_filename.startswith(prefix) or code.co_name == "<module>":
+            return
+        found = (code.co_filename[len(prefix) :], function_of(code.co_qualname))
+        seen.add(found)
+        if found not in rest and not _on_behalf_of(frame, prefix, apart):
+            rest.add(found)
 
     sys.setprofile(profile)
     try:
         call()
     finally:
         sys.setprofile(None)
-    return frozenset(seen)
+    return frozenset(seen), frozenset(rest)
+
+
+def _on_behalf_of(frame: FrameType | None, prefix: str, apart: tuple[str, ...]) -> bool:
+    """Whether `frame` or a frame below it runs a file `prefix + one of apart`."""
+    modules = tuple(prefix + a for a in apart)
+    while frame is not None:
+        if modules and frame.f_code.co_filename.startswith(modules):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def plain(function: Callable[..., object]) -> Mapping[str, Any]:
@@ -90,7 +115,8 @@ class ReachReport:
 
     @property
     def both(self) -> Reach:
-        return Reach("track_graph + deduplicate", self.track.functions | self.dedup.functions)
+        t, d = self.track, self.dedup
+        return Reach("track_graph + deduplicate", t.functions | d.functions, t.rest | d.rest)
 
     @property
     def ok(self) -> bool:
@@ -98,15 +124,20 @@ class ReachReport:
         return len(d.functions) <= FUNCTIONS_MAX and len(d.files) <= FILES_MAX
 
 
-def measure(example: Path, shown: str) -> ReachReport:
-    """Capture `example`, then key and deduplicate its graph on the plain path, profiled."""
+def measure(example: Path, shown: str, apart: tuple[str, ...] = ()) -> ReachReport:
+    """Capture `example`, then key and deduplicate its graph on the plain path, profiled;
+    `apart`: the modules of what torch lacks, relative to `reference/`."""
     model = load_model_file(example)
     gm = capture(model.model, model.example_inputs, model.dynamic).gm
     trackers: list[Any] = []
-    track = reached(lambda: trackers.append(track_graph(gm.graph, **plain(track_graph))))
-    dedup = reached(lambda: deduplicate(gm, trackers[0], **plain(deduplicate)))
+
+    def key() -> None:
+        trackers.append(track_graph(gm.graph, **plain(track_graph)))
+
+    track = reached(key, apart=apart)
+    dedup = reached(lambda: deduplicate(gm, trackers[0], **plain(deduplicate)), apart=apart)
     switched = tuple(f.__name__ for f in (track_graph, deduplicate) if plain(f))
-    return ReachReport(shown, Reach("track_graph", track), Reach("deduplicate", dedup), switched)
+    return ReachReport(shown, Reach("track_graph", *track), Reach("deduplicate", *dedup), switched)
 
 
 def render(report: ReachReport) -> list[str]:

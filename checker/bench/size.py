@@ -83,8 +83,9 @@ LACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the policy's switches and the pins torch lacks: SRT-8, SRT-11, and SRT-12/13's selection
     ("ordering corrections", ("reference/sort/rules.py",)),
     ("alias and draw ordering", ("reference/sort/aliases.py",)),  # SRT-12, SRT-13
-    # FIL-6 and the sort's bad-input errors (SRT-2..SRT-6, SRT-9); torch takes input on trust
-    ("sort's bad-input errors", ("reference/sort/inputs.py",)),
+    # FIL-6's argument checks and the sort's bad-input errors (SRT-2..SRT-6, SRT-9); torch
+    # takes its input on trust
+    ("bad-input errors", ("reference/arguments.py", "reference/sort/inputs.py")),
     ("split order repair", ("reference/split/repair.py",)),  # SPL-8, SPL-11, SPL-15
     ("fast paths", ("reference/fast/",)),
 )
@@ -229,29 +230,36 @@ class SizeReport:
 
     def text(self) -> str:
         (lack_n, lack_f), (rest_n, rest_f) = reach_apart(self.reach.dedup)
-        apart = (f"  of which in what torch lacks (below): {lack_n} functions in {lack_f} files; "
-                 f"the rest: {rest_n} in {rest_f} (the limits above judge the whole)")  # fmt: skip
+        within = "within" if rest_n <= reach.FUNCTIONS_MAX and rest_f <= reach.FILES_MAX else "over"
+        apart = (f"  of which on behalf of what torch lacks (a call with a frame of its modules, "
+                 f"below, on the stack): {lack_n} functions in {lack_f} files; the rest: "
+                 f"{rest_n} in {rest_f}, {within} the limits (the verdicts above judge the "
+                 "whole)")  # fmt: skip
         lines = [*reach.render(self.reach), apart, "", *render_lines(self.sizes)]
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, object]:
         (lack_n, lack_f), (rest_n, rest_f) = reach_apart(self.reach.dedup)
+        rest = reach.Reach("rest", self.reach.dedup.rest, self.reach.dedup.rest).by_file()
         apart = {"lacks": {"functions": lack_n, "files": lack_f},
-                 "rest": {"functions": rest_n, "files": rest_f}}  # fmt: skip
+                 "rest": {"functions": rest_n, "files": rest_f, "by_file": rest}}  # fmt: skip
         found = reach.to_json(self.reach) | {"deduplicate_apart": apart}
         return {"reach": found, "lines": lines_json(self.sizes)}
 
 
-def reach_apart(r: reach.Reach, lacking: Lacks = LACKS) -> tuple[tuple[int, int], ...]:
-    """`r`'s (functions, files) in the modules of what torch lacks, then in the rest."""
-    modules = tuple(p for _, paths in lacking for p in paths)
-    lacks = {(f, q) for f, q in r.functions if f"reference/{f}".startswith(modules)}
-    rest = r.functions - lacks
-    return tuple((len(part), len({f for f, _ in part})) for part in (lacks, rest))
+def reach_apart(r: reach.Reach) -> tuple[tuple[int, int], ...]:
+    """`r`'s (functions, files) reached only on behalf of what torch lacks, then the rest."""
+    lacks = r.functions - r.rest
+    return tuple((len(part), len({f for f, _ in part})) for part in (lacks, r.rest))
+
+
+def lacking_modules(lacking: Lacks = LACKS) -> tuple[str, ...]:
+    """The modules of what torch lacks, relative to `reference/`."""
+    return tuple(p.removeprefix("reference/") for _, paths in lacking for p in paths)
 
 
 def run(example: Path, shown: str) -> SizeReport:
     """Both measurements on this checkout and the installed torch."""
     repo = Path(reach.ROOT).parent
     sizes = measure_lines(repo, Path(torch.__file__).parent)
-    return SizeReport(reach.measure(example, shown), sizes)
+    return SizeReport(reach.measure(example, shown, lacking_modules()), sizes)

@@ -13,8 +13,7 @@ from checker.io.model_file import load_model_file
 from checker.tools.refusals import key_differences
 from reference.dynamo.capture import capture
 from reference.errors import FxOracleError
-from reference.expand.graph_view import GraphView
-from reference.expand.lockstep import expand
+from reference.expand.lockstep import GraphView, expand
 from reference.expand.regions import find_identical_regions, search_regions
 from reference.fx_helpers import NodeIndex
 from reference.pipeline import deduplicate

@@ -48,7 +48,8 @@ from checker.proof.report import (
 from checker.proof.shapes.check import check_call_shapes, facts_of
 from checker.proof.verdict import Unknown, Verdict
 from checker.proof.wellformed import check_wellformed
-from reference.errors import FxOracleError, describe, expect
+from reference.arguments import expect
+from reference.errors import FxOracleError, describe
 
 Node = torch.fx.Node
 T = TypeVar("T")

@@ -17,8 +17,7 @@ from typing import cast
 import torch.fx
 
 from checker.io.reports import plural
-from reference.expand.graph_view import GraphView
-from reference.expand.lockstep import Step, StepRefusal, ancestors
+from reference.expand.lockstep import GraphView, Step, StepRefusal, ancestors
 from reference.fx_helpers import NodeIndex
 from reference.track.keys import NodeKey
 

@@ -1,2 +1,2 @@
-"""Chapter 02, region expansion: `graph_view` (the graph as plain data), `lockstep` (growing
-regions in lock-step), `regions` (the torch-facing entry)."""
+"""Chapter 02, region expansion: `lockstep` (the graph as plain data, and growing regions over it
+in lock-step), `regions` (the torch-facing entry: an fx graph's view, its region groups)."""

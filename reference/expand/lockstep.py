@@ -1,5 +1,11 @@
 """Region expansion: grow identical regions in lock-step into region groups (spec chapter 02, EXP).
 
+The expansion works on a `GraphView`: nodes by position in graph order (`NodeIndex`, which is
+also the topological rank), their unique node arguments, their users, their op, the buckets of
+key-equal nodes and the bucket each node counts as while regions grow. Nothing here holds an
+`fx.Node`, so the algorithm can be unit- and property-tested on hand-made views (`make_view`)
+without tracing a model; `reference.expand.regions` builds the view of an fx graph.
+
 Each bucket of key-equal nodes starts as a group of single-node regions. Groups are expanded
 latest first (EXP-2). A step pops one candidate from every region's backward BFS queue; the
 candidates join every region or none (EXP-3). A candidate is refused when it is claimed by a region
@@ -14,14 +20,65 @@ root's ancestors (`ancestors`, one set per region where torch keeps one per node
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import cast
+from typing import NewType, cast
 
-from reference.expand.graph_view import BucketId, GraphView
+from reference.errors import FxOracleError
 from reference.fast.expand import AncestorSearch
 from reference.fx_helpers import NodeIndex
+
+BucketId = NewType("BucketId", int)
+Args = tuple[tuple[NodeIndex, ...], ...]  # per node: positions (its arguments, its users)
+BucketOf = tuple[BucketId | None, ...]  # per node: the bucket it counts as, None for none
+
+
+@dataclass(frozen=True, slots=True)
+class GraphView:
+    """A graph as positions: `args[i]` are node i's unique node arguments in `all_input_nodes`
+    order (the order the backward BFS queues them); `buckets[b]` the members of bucket b;
+    `bucket_of[i]` the bucket node i counts as (None: it is identical to no other node, TRK-12)."""
+
+    names: tuple[str, ...]
+    ops: tuple[str, ...]
+    args: tuple[tuple[NodeIndex, ...], ...]
+    users: tuple[tuple[NodeIndex, ...], ...]
+    buckets: tuple[tuple[NodeIndex, ...], ...]
+    bucket_of: tuple[BucketId | None, ...]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def make_view(
+    names: tuple[str, ...],
+    ops: tuple[str, ...],
+    args: tuple[tuple[NodeIndex, ...], ...],
+    buckets: tuple[tuple[NodeIndex, ...], ...],
+    same: Mapping[NodeIndex, BucketId] | None = None,
+) -> GraphView:
+    """Build a view from arguments and buckets, deriving the users and `bucket_of`.
+
+    `same`, when given, is the bucket each node counts as while regions grow (a node missing
+    from it is identical to no other, TRK-12); by default a node counts as its bucket's.
+    Raises `FxOracleError` when an argument does not precede its user (the graph is not in
+    topological order, so positions are not ranks).
+    """
+    if same is None:
+        same = {m: BucketId(b) for b, members in enumerate(buckets) for m in members}
+    positions = cast("list[NodeIndex]", list(range(len(names))))
+    users: list[list[NodeIndex]] = [[] for _ in names]
+    for i, node_args in zip(positions, args, strict=True):
+        for a in node_args:
+            if a >= i:
+                raise FxOracleError(
+                    f"graph is not topologically sorted: {names[i]} uses {names[a]}, "
+                    "which comes after it"
+                )
+            users[a].append(i)
+    bucket_of = tuple(map(same.get, positions))
+    return GraphView(names, ops, args, tuple(map(tuple, users)), buckets, bucket_of)
 
 
 class StepRefusal(StrEnum):

@@ -4,21 +4,23 @@
 the whole `Expansion` (every step and refusal) for reports and `fxoracle explain`;
 `find_identical_regions(graph, tracker)` returns torch's shape, `list[list[list[Node]]]`: groups
 (latest first), regions (region 0 is the representative), nodes (corresponding positions are
-key-equal).
+key-equal). `view_of_graph` builds the `GraphView` the expansion works on from an fx graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from functools import partial
+from typing import Protocol, cast
 
 import torch.fx
 
-from reference.errors import expect, expect_method
-from reference.expand.graph_view import GraphView, view_of_graph
-from reference.expand.lockstep import Expansion, expand
-from reference.fx_helpers import NodeIndex
+from reference.arguments import expect, expect_method
+from reference.errors import FxOracleError
+from reference.expand import lockstep
+from reference.fast.expand import view_parts
+from reference.fx_helpers import NodeIndex, unique_node_args
 
 Node = torch.fx.Node
 
@@ -49,9 +51,9 @@ class Tracked(Protocol):
 class RegionSearch:
     """A graph's view, its nodes by index, and the expansion over them."""
 
-    view: GraphView
+    view: lockstep.GraphView
     nodes: tuple[Node, ...]
-    expansion: Expansion
+    expansion: lockstep.Expansion
 
     def region_groups(self) -> list[list[list[Node]]]:
         kept = self.expansion.kept_regions()
@@ -69,7 +71,7 @@ def search_regions(graph: torch.fx.Graph, buckets: Buckets, *, fast: bool = Fals
     """Expand `buckets` over `graph` and keep every step (EXP-10); `fast=True` takes the
     speed-ups of `reference.fast.expand` (the same result, EXP-11)."""
     view, nodes = view_of_graph(graph, buckets.groups, buckets.excluded, fast=fast)
-    return RegionSearch(view, tuple(nodes), expand(view, fast=fast))
+    return RegionSearch(view, tuple(nodes), lockstep.expand(view, fast=fast))
 
 
 def find_identical_regions(
@@ -87,3 +89,47 @@ def region_names(
 ) -> tuple[tuple[tuple[str, ...], ...], ...]:
     """Region groups of nodes as region groups of node names."""
     return tuple(tuple(tuple(n.name for n in region) for region in group) for group in groups)
+
+
+def view_of_graph(
+    graph: torch.fx.Graph,
+    buckets: Sequence[Sequence[torch.fx.Node]],
+    excluded: Collection[torch.fx.Node] = frozenset(),
+    *,
+    fast: bool = False,
+) -> tuple[lockstep.GraphView, list[torch.fx.Node]]:
+    """The view of `graph` with `buckets` (each: members in tracking order); an `excluded` member
+    counts as identical to no other node while regions grow (TRK-12).
+
+    Members that are no longer in the graph are dropped. Returns the view and the nodes by index.
+    `fast=True` builds it with `reference.fast.expand.view_parts` (EXP-11).
+    """
+    nodes = list(graph.nodes)
+    names, ops = tuple([n.name for n in nodes]), tuple([n.op for n in nodes])
+    parts = view_parts(nodes, buckets, excluded) if fast else None
+    if parts is not None:
+        typed = cast("tuple[lockstep.Args, lockstep.Args, lockstep.Args, lockstep.BucketOf]", parts)
+        return lockstep.GraphView(names, ops, *typed), nodes
+    index = dict(zip(nodes, cast("list[NodeIndex]", list(range(len(nodes)))), strict=True))
+    kept: list[tuple[NodeIndex, ...]] = []
+    same: dict[NodeIndex, lockstep.BucketId] = {}
+    for members in buckets:
+        found = tuple([index[m] for m in members if m in index])
+        if found:
+            same.update(dict.fromkeys(found, lockstep.BucketId(len(kept))))
+            kept.append(found)
+    for node in index.keys() & excluded:
+        same.pop(index[node], None)
+    args = tuple(map(partial(_arg_positions, index), nodes))
+    return lockstep.make_view(names, ops, args, tuple(kept), same), nodes
+
+
+def _arg_positions(
+    index: Mapping[torch.fx.Node, NodeIndex], node: torch.fx.Node
+) -> tuple[NodeIndex, ...]:
+    """`node`'s unique node arguments (`fx_helpers.unique_node_args`) as positions."""
+    args = unique_node_args(node)
+    outside = [a.name for a in args if a not in index]
+    if outside:
+        raise FxOracleError(f"node {node.name} uses {outside[0]}, which is not in the graph")
+    return tuple([index[a] for a in args])

@@ -7,7 +7,7 @@ root?" with a backward search from the root that visits nodes in decreasing rank
 the rank asked about, so a region pays only for the part of its root's ancestor cone its steps
 reach: on a chain of blocks the plain sets cost (regions x graph), this about (graph). The same
 answers, so the same expansion step for step. `view_parts` builds what
-`reference.expand.graph_view.view_of_graph` builds, in fewer steps (`tests/reference/
+`reference.expand.regions.view_of_graph` builds, in fewer steps (`tests/reference/
 test_fast_expand.py`: equal expansions on generated views, equal refusals of bad graphs;
 `test_fast_paths.py`: equal views and expansions on the corpus and random models).
 """
@@ -51,7 +51,7 @@ def view_parts(
     buckets: Iterable[Sequence[torch.fx.Node]],
     excluded: Iterable[torch.fx.Node],
 ) -> ViewParts | None:
-    """`graph_view.view_of_graph`'s view of `nodes` but its names and ops: the arguments, the
+    """`regions.view_of_graph`'s view of `nodes` but its names and ops: the arguments, the
     users, the buckets and the bucket each node counts as, by position. Arguments are read in one
     pass from fx's `_input_nodes` (the dict `all_input_nodes` lists), bucket numbers kept in a
     list. None when an argument is not among `nodes` or comes after its user: the plain builder

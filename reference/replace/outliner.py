@@ -1,12 +1,19 @@
 """The pass over one region group (spec chapter 03, RPL): `outline_group` plans the subgraph
 (`plan`), asks the rules in `Refusal`'s order (`legality`'s, the gate hook's, RPL-25's `cycle`),
-installs the subgraph and replaces each accepted region by a call (`region`). It answers with a
-frozen `GroupOutcome`; `DedupResult.of` joins them. `reference.pipeline` sets up the `Outlining`
-(the policy is read there, nowhere below), runs every group and sorts the graph after.
+installs the subgraph and replaces each accepted region by a call (`replace_region`, RPL-12).
+It answers with a frozen `GroupOutcome`; `DedupResult.of` joins them. `reference.pipeline` sets
+up the `Outlining` (the policy is read there, nowhere below), runs every group and sorts the
+graph after.
+
+`replace_region` appends the call and its getitems, re-points every external use, erases the
+region and the dead nodes reading it (RPL-27), moves the erased nodes' ordering dependencies
+onto the call (SRT-9, SRT-10) and updates the alias DB in place (EFF-7).
 """
 
 from __future__ import annotations
 
+import operator
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,7 +23,10 @@ import torch
 import torch.fx
 
 from reference.fx_helpers import attribute
+from reference.names import INVOKE
+from reference.replace.context import Takeovers
 from reference.replace.cycle import Contraction
+from reference.replace.dead import dead_readers
 from reference.replace.legality import (
     OutlineContext,
     Refusal,
@@ -26,11 +36,22 @@ from reference.replace.legality import (
     region_veto,
     veto,
 )
-from reference.replace.plan import Group, OutlinePlan, Region, build_subgraph, plan_outline
-from reference.replace.region import Redirect, replace_region
-from reference.replace.values import with_values
+from reference.replace.plan import (
+    Group,
+    OutlinePlan,
+    Region,
+    build_subgraph,
+    getitem_users,
+    is_tuple_node,
+    operands,
+    output_width,
+    plan_outline,
+    tuple_output_spec,
+)
+from reference.replace.values import set_call_value, with_values
 
 Node = torch.fx.Node
+Redirect = Callable[[Node, Node], None]  # an erased node's ordering deps move to its successor
 Gate = Callable[[Group, OutlinePlan], Ruling]  # RPL-11: HOLDS, or a Veto naming its region
 
 
@@ -102,14 +123,14 @@ class Installer(Protocol):
     def install(self, sub_gm: torch.fx.GraphModule) -> str: ...
 
 
+@dataclass(slots=True)
 class ModuleInstaller:
     """Subgraphs registered on a graph module as `subgraph_<i>`, the first names the module does
     not have (RPL-1). Names only get taken, so the search resumes where the last one ended:
     asking from 0 each time made a 1,056-group graph's installs quadratic (`make bench`)."""
 
-    def __init__(self, root: torch.fx.GraphModule) -> None:
-        self.root = root
-        self._next = 0
+    root: torch.fx.GraphModule
+    _next: int = field(default=0, init=False)
 
     def install(self, sub_gm: torch.fx.GraphModule) -> str:
         while hasattr(self.root, f"subgraph_{self._next}"):
@@ -140,14 +161,14 @@ def outline_group(run: Outlining, index: int, found: Group) -> GroupOutcome:
     refused = partial(_refused, index, found)
     now = [run.context.now(r) for r in found]
     plan = plan_outline(now, run.context.dead)
-    veto = _taken_over(run, found[0], plan)  # RPL-17: the subgraph's own nodes are gone
-    if isinstance(veto, Veto):
-        return GroupOutcome(refused=(refused(0, veto),))
-    veto = group_veto(now, plan)  # RPL-5, RPL-23, then the gate (RPL-11): nothing installed
-    if not isinstance(veto, Veto) and run.gate is not None:
-        veto = run.gate(now, plan)
-    if isinstance(veto, Veto):
-        return GroupOutcome(refused=(refused(veto.region, veto),))
+    ruling = veto(Refusal.TAKEN_OVER, run.context.taken_over(found[0], plan))  # RPL-17
+    if isinstance(ruling, Veto):  # the subgraph's own nodes are gone
+        return GroupOutcome(refused=(refused(0, ruling),))
+    ruling = group_veto(now, plan)  # RPL-5, RPL-23, then the gate (RPL-11): nothing installed
+    if not isinstance(ruling, Veto) and run.gate is not None:
+        ruling = run.gate(now, plan)
+    if isinstance(ruling, Veto):
+        return GroupOutcome(refused=(refused(ruling.region, ruling),))
     resolve = partial(attribute, run.installer.root)
     rulings = [region_veto(r, now, plan, run.context, resolve) for r in now]
     vetoes = [refused(k, v) for k, v in enumerate(rulings) if isinstance(v, Veto)]
@@ -158,10 +179,6 @@ def outline_group(run: Outlining, index: int, found: Group) -> GroupOutcome:
     if not accepted or cycle is not None:
         return GroupOutcome(refused=tuple(vetoes))  # RPL-5: nothing calls it, none installed
     return _replace_accepted(run, index, found, now[0], plan, accepted, vetoes)
-
-
-def _taken_over(run: Outlining, region: Region, plan: OutlinePlan) -> Ruling:
-    return veto(Refusal.TAKEN_OVER, run.context.taken_over(region, plan))
 
 
 def _replace_accepted(
@@ -185,9 +202,9 @@ def _replace_accepted(
     run.context.db.add_node(fetch)
     replaced: list[Replaced] = []
     for k in accepted:
-        veto = _taken_over(run, found[k], plan)  # a call of this group took one of them
-        if isinstance(veto, Veto):
-            refused.append(_refused(index, found, k, veto))
+        ruling = veto(Refusal.TAKEN_OVER, run.context.taken_over(found[k], plan))
+        if isinstance(ruling, Veto):  # a call of this group took one of its nodes
+            refused.append(_refused(index, found, k, ruling))
             continue
         now = run.context.now(found[k])
         nodes, taken = run.context.names(now)  # RPL-17: named as found
@@ -200,3 +217,69 @@ def _replace_accepted(
 
 def _refused(index: int, found: Group, k: int | None, veto: Veto) -> Refused:
     return Refused(index, k, tuple(n.name for n in found[k or 0]), veto.rule, veto.detail)
+
+
+def replace_region(
+    region: Region, plan: OutlinePlan, fetch: Node, context: OutlineContext, redirect: Redirect
+) -> tuple[Node, list[Node]]:
+    """Append `invoke_subgraph(fetch, name, *operands)`, `fetch` the subgraph's `get_attr` and
+    `name` its target, re-point uses, erase the region; return the call and the nodes erased.
+    `redirect(erased, to)` moves each erased node's ordering deps (SRT-9, SRT-10)."""
+    graph = fetch.graph
+    invoke = graph.create_node(
+        "call_function", INVOKE, (fetch, str(fetch.target), *operands(region, plan)), {}
+    )
+    takeovers: Takeovers = []
+    gone: set[Node] = set()  # erased with a tuple output's getitems
+    index = 0
+    for p in plan.outputs:
+        node = region[p]
+        if is_tuple_node(node):
+            gone |= _replace_tuple_output(node, index, invoke, takeovers, redirect)
+        else:
+            item = graph.create_node("call_function", operator.getitem, (invoke, index), {})
+            node.replace_all_uses_with(item, propagate_meta=True)
+            takeovers.append((node, item))
+        index += output_width(node)
+    set_call_value(invoke, region, plan)
+    flat = {region[i] for i in plan.flattened}
+    erased = [n for n in region if n not in flat]
+    erased += dead_readers(erased, context.dead)  # RPL-27: nothing live reads them
+    for node in reversed(erased):
+        if node not in gone:
+            graph.erase_node(node)
+        redirect(node, invoke)
+    context.replaced(erased, invoke, takeovers)
+    return invoke, erased
+
+
+def _replace_tuple_output(
+    node: Node, index: int, invoke: Node, takeovers: Takeovers, redirect: Redirect
+) -> set[Node]:
+    """Re-point each getitem chain on a tuple output to the call's flattened outputs from
+    `index` on (RPL-3), recording in `takeovers` which getitem took over which; return the
+    nodes erased.
+
+    Children are visited last-in first-out and each new getitem is inserted right after the
+    call, exactly as torch does, so the node order after sorting is torch's.
+    """
+    graph = invoke.graph
+    spec = tuple_output_spec(node)
+    stack: deque[tuple[Node, tuple[int, ...]]] = deque((c, (i,)) for c, i in getitem_users(node))
+    erased: set[Node] = set()
+    while stack:
+        item, path = stack.pop()
+        stack.extend((c, (*path, i)) for c, i in getitem_users(item))
+        with graph.inserting_after(invoke):
+            out = graph.create_node(
+                "call_function", operator.getitem, (invoke, index + spec[path]), {}
+            )
+        item.replace_all_uses_with(out, propagate_meta=True)
+        takeovers.append((item, out))
+        redirect(item, out)  # may sit outside the region
+        graph.erase_node(item)
+        erased.add(item)
+    if not node.users:  # a region node may still use the tuple whole: erased with the region
+        graph.erase_node(node)
+        erased.add(node)
+    return erased

@@ -155,7 +155,8 @@ def _flattened_positions(node: Node, region: Region) -> list[int]:
 
 
 def slot_names(region0: Region, plan: OutlinePlan) -> list[str]:
-    """Placeholder names: `subgraph_input_<outer name>`, or torch's (sic) `supgraph_input_<tuple
+    """Placeholder names: `subgraph_input_<outer name>`, a node passed in several slots getting
+    `_1`, `_2`, ... on its later placeholders (RPL-2), or torch's (sic) `supgraph_input_<tuple
     name>_flattened_<position>` per getitem of a tuple input."""
     names: list[str] = []
     for slot in plan.slots:
@@ -164,18 +165,14 @@ def slot_names(region0: Region, plan: OutlinePlan) -> list[str]:
             continue
         if slot.flattened:
             names.extend(f"supgraph_input_{outer}_flattened_{i}" for i in slot.flattened)
-        else:
-            names.append(_fresh(f"subgraph_input_{outer}", names))
+            continue
+        base = candidate = f"subgraph_input_{outer}"
+        suffix = 0
+        while candidate in names:
+            suffix += 1
+            candidate = f"{base}_{suffix}"
+        names.append(candidate)
     return names
-
-
-def _fresh(name: str, taken: Sequence[str]) -> str:
-    """RPL-2: a node passed in several slots gets `_1`, `_2`, ... on its later placeholders."""
-    candidate, i = name, 0
-    while candidate in taken:
-        i += 1
-        candidate = f"{name}_{i}"
-    return candidate
 
 
 def build_subgraph(region0: Region, plan: OutlinePlan) -> torch.fx.Graph:
@@ -224,13 +221,14 @@ def _copy(
     by_usage: Mapping[Usage, Node],
     copies: Mapping[Node, Node],
 ) -> Node:
-    counter = iter(range(len(flat_node_args(node))))
-
-    def remap(arg: Node) -> Node:
-        usage = Usage(position, next(counter))
-        return by_usage[usage] if usage in by_usage else copies[arg]
-
-    return sub.node_copy(node, remap)
+    """`node` copied into `sub`: each argument (`node_copy` maps them in `flat_node_args` order)
+    is its usage's placeholder or fetch when it has one, else its copy."""
+    mapped: list[Node] = []
+    for j, arg in enumerate(flat_node_args(node)):
+        usage = Usage(position, j)
+        mapped.append(by_usage[usage] if usage in by_usage else copies[arg])
+    args = iter(mapped)
+    return sub.node_copy(node, lambda _: next(args))
 
 
 def _output_items(sub: torch.fx.Graph, node: Node, copy: Node) -> list[Node]:

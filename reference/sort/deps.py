@@ -20,6 +20,7 @@ Bad input (a write outside the graph, a node redirected to itself) is named by
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from torch.fx import Graph, Node
 
@@ -43,6 +44,7 @@ def ordering_deps(
     return OrderingDeps.from_graph(graph, positions, policy=policy, db=db)
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class OrderingDeps:
     """`node -> the nodes it must follow`, each list unique and in torch's insertion order.
 
@@ -50,11 +52,8 @@ class OrderingDeps:
     `redirect`, the only two mutators: an erasure costs what the erased node touches.
     """
 
-    __slots__ = ("_dependents", "_deps")
-
-    def __init__(self) -> None:
-        self._deps: dict[Node, dict[Node, None]] = {}  # dicts as ordered sets
-        self._dependents: dict[Node, dict[Node, None]] = {}
+    _deps: dict[Node, dict[Node, None]] = field(default_factory=dict)  # dicts as ordered sets
+    _dependents: dict[Node, dict[Node, None]] = field(default_factory=dict)
 
     @classmethod
     def from_graph(

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 
 from torch.fx import Graph, Node
 
-from reference.errors import FxOracleError, expect
+from reference.arguments import expect
+from reference.errors import FxOracleError
 from reference.fx_helpers import flat_node_args
 
 

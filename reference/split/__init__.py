@@ -14,7 +14,8 @@ from collections.abc import Callable
 import torch
 import torch.fx
 
-from reference.errors import FxOracleError, expect
+from reference.arguments import expect
+from reference.errors import FxOracleError
 from reference.split.build import BuildOptions, build_split
 from reference.split.plan import plan_split
 

@@ -16,8 +16,8 @@ from dataclasses import replace
 import torch
 import torch.fx
 
+from reference.arguments import expect
 from reference.effects.node_effects import writes
-from reference.errors import expect
 from reference.fx_helpers import grad_modes
 from reference.track.keys import CallSite, current_global_state
 from reference.track.tracker import GraphRegionTracker

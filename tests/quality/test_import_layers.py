@@ -136,8 +136,8 @@ def test_every_layer_is_a_package() -> None:
 
 
 # The reference's folders, one per spec chapter, and its driver: a folder imports only its own
-# modules and lower ranks. The shared helpers (errors, names, fx_helpers, policy, torch_version,
-# graph_copy) sit at the bottom.
+# modules and lower ranks. The shared helpers (errors, arguments, names, fx_helpers, policy,
+# torch_version, graph_copy) sit at the bottom.
 REFERENCE_RANK = {
     "reference": 0,
     # the expansion's and the sort's speed-ups import nothing of the reference: the plain

@@ -6,8 +6,7 @@ import networkx as nx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference.expand.graph_view import GraphView, make_view
-from reference.expand.lockstep import expand
+from reference.expand.lockstep import GraphView, expand, make_view
 from reference.fx_helpers import NodeIndex
 
 Row = tuple[str, tuple[int, ...], int | None]

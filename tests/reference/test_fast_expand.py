@@ -14,8 +14,8 @@ import torch
 from hypothesis import given
 
 from reference.errors import FxOracleError
-from reference.expand.graph_view import GraphView, view_of_graph
-from reference.expand.lockstep import ancestors, expand
+from reference.expand.lockstep import GraphView, ancestors, expand
+from reference.expand.regions import view_of_graph
 from reference.fast.expand import AncestorSearch
 from tests.reference.test_expand_props import graphs
 from tests.support.views import view

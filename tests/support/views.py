@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.expand.graph_view import GraphView, make_view
+from reference.expand.lockstep import GraphView, make_view
 from reference.fx_helpers import NodeIndex
 
 

@@ -7,12 +7,11 @@ from collections.abc import Sequence
 import pytest
 import torch.fx
 
-import reference.expand.regions
+import reference.expand.lockstep
 from checker.proof.gate import ReplacementGate
 from checker.tools.explain import run_explain
 from checker.tools.verify import run_verify
-from reference.expand.graph_view import GraphView
-from reference.expand.lockstep import Expansion, expand
+from reference.expand.lockstep import Expansion, GraphView, expand
 from reference.replace.legality import Ruling
 from reference.replace.plan import OutlinePlan
 from tests.support.paths import EXAMPLES
@@ -25,7 +24,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(len(view))
         return expand(view, fast=fast)
 
-    monkeypatch.setattr(reference.expand.regions, "expand", counted)
+    monkeypatch.setattr(reference.expand.lockstep, "expand", counted)
     return calls
 
 

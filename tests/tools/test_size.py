@@ -93,12 +93,37 @@ def test_chk21_comprehensions_count_as_their_function() -> None:
     assert function_of("<lambda>") == "<lambda>"
     here = Path(__file__).parent  # the lambda and its list comprehension are this test's
     test = "test_chk21_comprehensions_count_as_their_function"
-    assert reached(lambda: [x for x in code_lines("a = [i for i in b]\n")], here) == {
+    assert reached(lambda: [x for x in code_lines("a = [i for i in b]\n")], here)[0] == {
         ("test_size.py", test)
     }
-    assert reached(lambda: function_of("f"), Path(function_of.__code__.co_filename).parent) == {
+    assert reached(lambda: function_of("f"), Path(function_of.__code__.co_filename).parent)[0] == {
         ("reach.py", "function_of")
     }
+
+
+SIDES = {  # a helper module, a module of what torch lacks, and an entry point calling both
+    "chk21_helpers.py": "def shared():\n    return 1\n\n\ndef only_apart():\n    return 2\n",
+    "chk21_lack.py": "from chk21_helpers import only_apart, shared\n\n\ndef go():\n"
+    "    return only_apart() + shared()\n",
+    "chk21_entry.py": "from chk21_helpers import shared\nfrom chk21_lack import go\n\n\n"
+    "def run():\n    return shared() + go()\n",
+}
+
+
+def test_chk21_what_torch_lacks_is_told_apart_by_the_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper only a module of what torch lacks calls counts with it; one that the rest calls
+    too counts as the rest; the module's own functions count with it."""
+    for name, text in SIDES.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run = __import__("chk21_entry").run
+    every, rest = reached(run, tmp_path, apart=("chk21_lack.py",))
+    helpers = {("chk21_helpers.py", "shared"), ("chk21_helpers.py", "only_apart")}
+    assert every == {("chk21_entry.py", "run"), ("chk21_lack.py", "go"), *helpers}
+    assert rest == {("chk21_entry.py", "run"), ("chk21_helpers.py", "shared")}
+    assert reached(run, tmp_path)[1] == every  # nothing apart: every function is the rest
 
 
 @pytest.mark.spec("CHK-21")
@@ -116,6 +141,11 @@ def test_chk21_bench_size_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert dedup["functions"] == sum(map(len, dedup["by_file"].values())) > 0
     assert dedup["files"] == len(dedup["by_file"])
     assert "pipeline.py" in dedup["by_file"] and reach["verdict"] in ("PASS", "FAIL")
+    apart = reach["deduplicate_apart"]
+    rest = apart["rest"]
+    assert rest["functions"] == sum(map(len, rest["by_file"].values())) > 0
+    assert apart["lacks"]["functions"] + rest["functions"] == dedup["functions"]
+    assert "effects/alias_db.py" not in rest["by_file"]  # a module of what torch lacks
     lines = data["lines"]
     assert [c["concept"] for c in lines["concepts"]] == [
         "key and tracker",
