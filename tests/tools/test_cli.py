@@ -244,7 +244,7 @@ def test_diff_prints_no_traceback_when_torch_crashes(capfd: pytest.CaptureFixtur
                  "--component", "dedup"])  # fmt: skip
     out, err = capfd.readouterr()
     assert code == 1 and "dedup crash: wrong=torch" in out and "KeyError" in out
-    assert err == "diff: 1/1 own_autograd_function.py diverge=1 fail=1\n"  # progress only
+    assert err == "diff: 1/1 own_autograd_function.py fail (so far diverge=1 fail=1)\n"  # progress
 
 
 def test_diff_fail_on_reference_ignores_torch_s_bugs(capsys: pytest.CaptureFixture[str]) -> None:

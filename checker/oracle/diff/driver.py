@@ -101,9 +101,11 @@ def _diff_model(
 
 
 class DiffBar(Bar):
-    """The diff's `Progress`: models diffed, the model just done, `diverge=` (models that do
-    not agree: a difference other than a free choice, DIF-24) and `fail=` (models where a side
-    is blamed or fxoracle failed: the exit status's count)."""
+    """The diff's `Progress`: models diffed, the model just done and its own outcome (`agree`,
+    `diverge`, or `fail`: a side is blamed or fxoracle failed), then the running totals: `so far
+    diverge=` (models that do not agree: a difference other than a free choice, DIF-24) and
+    `fail=` (the exit status's count). With several workers models finish out of order, so each
+    line says its own model's outcome apart from the totals."""
 
     def __init__(self, out: TextIO | None = None, enabled: bool | None = None) -> None:
         super().__init__("diff", out, enabled, leave=False)
@@ -113,5 +115,6 @@ class DiffBar(Bar):
         self._done += 1
         self._diverge += not done.agree
         self._fail += done.fails
-        postfix = f"{done.graph} diverge={self._diverge} fail={self._fail}"
+        own = "fail" if done.fails else "agree" if done.agree else "diverge"
+        postfix = f"{done.graph} {own} (so far diverge={self._diverge} fail={self._fail})"
         self.show(self._done, postfix, total)

@@ -2,7 +2,7 @@
 
 On a terminal: a tqdm bar of the models done, models/s and a postfix the caller writes (counts of
 what was found). Elsewhere (logs, CI, `--json -`) one line per model instead (`diff: 3/40
-random_0_2 diverge=1 fail=0`), so a long run is never silent (DIF-32).
+random_0_2 agree (so far diverge=1 fail=0)`), so a long run is never silent (DIF-32).
 """
 
 from __future__ import annotations
