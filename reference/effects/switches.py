@@ -79,19 +79,46 @@ RANDOM_NAMES = frozenset(
 )  # fmt: skip
 
 
+# Where the draws that can be switched off take `training` (position, default): `F.dropout`'s
+# family and `rrelu` (`torch.dropout` and `torch.rrelu` take it at the same place, as `train` or
+# `training`). With `training` False, or a dropout's `p` 0, ATen returns before it draws.
+TRAINING: Mapping[str, tuple[int, bool]] = {
+    **dict.fromkeys(("dropout", "dropout_", "dropout1d", "dropout2d", "dropout3d"), (2, True)),
+    **dict.fromkeys(("alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
+                     "feature_alpha_dropout_"), (2, False)),
+    **dict.fromkeys(("rrelu", "rrelu_"), (3, False)),
+}  # fmt: skip
+
+
 def draws(node: Node) -> bool:
     """Whether `node` draws from the global random generator (EFF-4): an op tagged
     `nondeterministic_seeded`, a function or method of `RANDOM_NAMES`, or a call of a subgraph
-    one of whose nodes draws."""
+    one of whose nodes draws; not a call given a constant `training`/`train` of False, nor a
+    dropout of `TRAINING` given a constant `p` of 0."""
     if node.op not in ("call_function", "call_method"):
         return False
     if node.target is INVOKE:
         body = _callee(node)
         return body is not None and any(draws(n) for n in body.graph.nodes)
     if isinstance(node.target, torch._ops.OpOverload):
-        return torch.Tag.nondeterministic_seeded in node.target.tags
+        names = [a.name for a in node.target._schema.arguments]
+        train = _argument(node, names.index("train"), "train") if "train" in names else None
+        return torch.Tag.nondeterministic_seeded in node.target.tags and train is not False
     name = node.target if isinstance(node.target, str) else qualified_name(node.target)
-    return name.rsplit(".", 1)[-1] in RANDOM_NAMES
+    name = name.rsplit(".", 1)[-1]
+    if name not in TRAINING:
+        return name in RANDOM_NAMES
+    position, default = TRAINING[name]
+    training = _argument(node, position, "training", "train", default=default)
+    p = _argument(node, 1, "p") if "dropout" in name else None
+    return training is not False and not (type(p) in (int, float) and p == 0)
+
+
+def _argument(node: Node, position: int, *keywords: str, default: object = None) -> object:
+    """`node`'s argument at `position`, or given by one of `keywords`, else `default`."""
+    if len(node.args) > position:
+        return node.args[position]
+    return next((node.kwargs[k] for k in keywords if k in node.kwargs), default)
 
 
 def _callee(node: Node) -> torch.fx.GraphModule | None:

@@ -40,6 +40,8 @@ from checker.proof.runs import tolerance
 from checker.proof.verdict import Holds, Unknown
 from checker.tools.verify import VerifyReport, verify_capture
 from reference.dynamo.capture import capture
+from reference.effects.switches import draws
+from tests.reference.test_effects import SWITCHED_DRAWS
 from tests.support.paths import CORPUS, ROOT
 from tests.support.tf32 import tf32_flags
 
@@ -238,3 +240,18 @@ def test_cuda_fil17_llama_flex_s_block_mask_moves_with_its_module() -> None:
     mask = vars(moved)["mask"]  # a plain attribute, not a buffer
     assert isinstance(mask, BlockMask)
     assert mask.kv_num_blocks.device == CUDA and mask.kv_indices.device == CUDA
+
+
+@pytest.mark.spec("EFF-4")
+@pytest.mark.parametrize("call", range(len(SWITCHED_DRAWS)))
+def test_cuda_a_call_draws_exactly_when_torch_draws(call: int) -> None:
+    """EFF-4's answers on CUDA, where a dropout may take ATen's fused kernel: a call draws
+    exactly when it moves the CUDA generator."""
+    fn, args, kwargs = SWITCHED_DRAWS[call]
+    g = torch.fx.Graph()
+    node = g.call_function(fn, (g.placeholder("x"), *args), kwargs)
+    x = torch.randn(2, 4, 8, 8, device=CUDA)
+    before = torch.cuda.get_rng_state(CUDA)
+    fn(x, *args, **kwargs)
+    torch.cuda.synchronize(CUDA)
+    assert draws(node) == (not torch.equal(before, torch.cuda.get_rng_state(CUDA)))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.fx
+from torch.fx.node import Argument
 
 from checker.proof.flat import flatten
 from reference.dynamo.capture import capture
@@ -24,6 +25,7 @@ from reference.effects.node_effects import (
     writes,
 )
 from reference.fx_helpers import flat_node_args
+from reference.pipeline import deduplicate_graph
 
 Node = torch.fx.Node
 
@@ -163,6 +165,55 @@ def test_eff3_switches_and_eff4_draws() -> None:
     assert drawn == ["bernoulli_", "dropout", "rand_like"]
     db = AliasDB(c.gm.graph)
     assert all(RNG in db.writes(n) for n in c.gm.graph.nodes if n.name in drawn)
+
+
+F = torch.nn.functional
+# (function, args after the input, kwargs): calls that may or may not draw, as models write them
+Call = tuple[Callable[..., torch.Tensor], tuple[Argument, ...], dict[str, Argument]]
+SWITCHED_DRAWS: list[Call] = [
+    (F.dropout, (0.5, False), {}), (F.dropout, (0.0, True), {}), (F.dropout, (0.5, True), {}),
+    (F.dropout, (), {}), (F.dropout, (), {"p": 0.0}), (F.dropout, (0.1,), {"training": False}),
+    (F.dropout2d, (0.0, True), {}), (F.alpha_dropout, (0.5,), {}),
+    (F.alpha_dropout, (0.5, True), {}), (F.feature_alpha_dropout, (0.5, False), {}),
+    (F.rrelu, (), {}), (F.rrelu, (), {"training": True}), (torch.dropout, (0.0, True), {}),
+    (torch.dropout, (0.5,), {"train": False}), (torch.dropout, (0.5, True), {}),
+    (torch.ops.aten.native_dropout.default, (0.5, False), {}),
+    (torch.ops.aten.native_dropout.default, (0.5, True), {}),
+    (torch.ops.aten.native_dropout.default, (0.0, True), {}),  # ATen's fused form draws at 0
+]  # fmt: skip
+
+
+@pytest.mark.spec("EFF-4")
+@pytest.mark.parametrize("call", range(len(SWITCHED_DRAWS)))
+def test_eff4_a_call_draws_exactly_when_torch_draws(call: int) -> None:
+    """A dropout given `training=False` or `p=0`, and an eval `rrelu`, draw nothing: run
+    eagerly, they leave the generator as it was. Each call's answer is torch's own."""
+    fn, args, kwargs = SWITCHED_DRAWS[call]
+    g = torch.fx.Graph()
+    node = g.call_function(fn, (g.placeholder("x"), *args), kwargs)
+    x = torch.randn(2, 4, 8, 8)
+    before = torch.get_rng_state()
+    fn(x, *args, **kwargs)
+    assert draws(node) == (not torch.equal(before, torch.get_rng_state()))
+
+
+@pytest.mark.spec("EFF-4", "RPL-25")
+def test_eff4_an_eval_dropout_outside_a_region_closes_no_cycle() -> None:
+    """diffusers calls `F.dropout(h, 0.0, False, False)` in eval mode: read as a draw, one such
+    call between a block's gate and its own dropout made RPL-25 refuse the whole block group
+    (SD3, Flux). It draws nothing, so both regions are replaced."""
+
+    def f(x: torch.Tensor, c: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h, outs = x, []
+        for i in range(2):
+            g = torch.sigmoid(c @ w)
+            outs.append(F.dropout(g.cos() if i == 0 else g.tan(), 0.0, training=False))
+            h = F.dropout(h @ w, 0.0, training=False) * g
+        return (h, *outs)
+
+    c = capture(f, (torch.randn(4, 8), torch.randn(4, 8), torch.randn(8, 8)))
+    result = deduplicate_graph(c.gm)
+    assert not result.refused and len(result.replaced) == 2
 
 
 @pytest.mark.spec("EFF-5")
