@@ -8,7 +8,9 @@ update of a result that views an operand raises.
 
 Judged from the effects of chapter 09 alone: the caller's storage classes for the operands (two
 getitems of one tuple value are exempt, as torch exempts them: `split`'s outputs passed one by
-one), the body's for its results against its placeholders.
+one; so are two values that carry such getitems across `split_module`'s partitions, followed
+through placeholders and partition outputs by `placeholder_origins`), the body's for its results
+against its placeholders.
 
 In training, torch's runtime saves every tensor operand of a call for backward (RPL-28), and
 backward fails when one of them was written after the call ("modified by an inplace
@@ -18,12 +20,13 @@ operation"): CHK-22 finds such a write, by storage class, after a call that save
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 
 import torch
 import torch.fx
 
+from checker.proof.graphs import graph_modules
 from checker.proof.verdict import HOLDS, Verdict, Violated, first_failure
 from reference.effects.alias_db import AliasDB, StorageClass
 from reference.fx_helpers import attribute, grad_modes
@@ -33,9 +36,12 @@ from reference.replace.runtime import saves_operands
 Node = torch.fx.Node
 
 
-def check_call_aliasing(module: torch.fx.GraphModule) -> Verdict:
+def check_call_aliasing(
+    module: torch.fx.GraphModule, origins: Mapping[Node, Node] | None = None
+) -> Verdict:
     """HOLDS when no call of `module` has operands or results that alias; else Violated,
-    `name: why`, for the first that has."""
+    `name: why`, for the first that has. `origins`: what placeholders carry, from
+    `placeholder_origins` of the module tree `module` is part of."""
     calls = [n for n in module.graph.nodes if n.op == "call_function" and n.target is INVOKE]
     if not calls:
         return HOLDS
@@ -48,7 +54,7 @@ def check_call_aliasing(module: torch.fx.GraphModule) -> Verdict:
         if body not in bodies:
             bodies[body] = _results(body)
         found = first_failure(
-            partial(_operands, call, db),
+            partial(_operands, call, db, origins or {}),
             partial(bodies.__getitem__, body),
             partial(_saved_then_written, call, db, modes[call]),
         )
@@ -57,14 +63,45 @@ def check_call_aliasing(module: torch.fx.GraphModule) -> Verdict:
     return HOLDS
 
 
-def _operands(call: Node, db: AliasDB) -> Verdict:
+def placeholder_origins(gm: torch.fx.GraphModule) -> dict[Node, Node]:
+    """What a node of `gm`'s tree carries across `split_module`'s partitions: a placeholder of a
+    graph module that one `call_module` alone calls, the caller's argument at its position; a
+    value such a call returns (the call, or a getitem of it), the callee's node it returns."""
+    sites: dict[torch.fx.GraphModule, list[Node]] = {}
+    for _, module in graph_modules(gm):
+        for node in module.graph.find_nodes(op="call_module"):
+            callee = attribute(module, str(node.target))
+            if isinstance(callee, torch.fx.GraphModule):
+                sites.setdefault(callee, []).append(node)
+    found: dict[Node, Node] = {}
+    for callee, calls in sites.items():
+        if len(calls) == 1:
+            found |= _carried(callee, calls[0])
+    return found
+
+
+def _carried(callee: torch.fx.GraphModule, call: Node) -> dict[Node, Node]:
+    placeholders = callee.graph.find_nodes(op="placeholder")  # CHK-1 judges the arity
+    found = {p: a for p, a in zip(placeholders, call.args, strict=False) if isinstance(a, Node)}
+    returned = callee.graph.output_node().args[0]
+    if isinstance(returned, Node):
+        return found | {call: returned}
+    for user in call.users:
+        k = user.args[1] if user.target is operator.getitem else None
+        if isinstance(returned, tuple | list) and isinstance(k, int) and k < len(returned):
+            element = returned[k]
+            found |= {user: element} if isinstance(element, Node) else {}
+    return found
+
+
+def _operands(call: Node, db: AliasDB, origins: Mapping[Node, Node]) -> Verdict:
     seen: dict[StorageClass, Node] = {}
     for operand in _operand_nodes(call):
         for cls in sorted(db.classes(operand)):
-            other = seen.get(cls)
-            if other is not None and other is not operand and not _one_tuple(other, operand):
+            other = seen.setdefault(cls, operand)
+            one_tuple = _one_tuple(_origin(other, origins), _origin(operand, origins))
+            if other is not operand and not one_tuple:
                 return Violated(f"CHK-18: operands {other.name} and {operand.name} share storage")
-            seen.setdefault(cls, operand)
     return HOLDS
 
 
@@ -84,6 +121,13 @@ def _saved_then_written(call: Node, db: AliasDB, grad_enabled: bool) -> Verdict:
 
 def _operand_nodes(call: Node) -> Iterator[Node]:
     yield from (a for a in call.args[2:] if isinstance(a, Node))
+
+
+def _origin(node: Node, origins: Mapping[Node, Node]) -> Node:
+    """The node `node` carries, followed through partitions to one no partition passes on."""
+    while node in origins:
+        node = origins[node]
+    return node
 
 
 def _one_tuple(a: Node, b: Node) -> bool:

@@ -15,12 +15,13 @@ function by identifier, so one identifier naming two subgraphs would run the wro
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from functools import partial
 
 import torch
 import torch.fx
 
-from checker.proof.call_aliasing import check_call_aliasing
+from checker.proof.call_aliasing import check_call_aliasing, placeholder_origins
 from checker.proof.graphs import graph_modules
 from checker.proof.verdict import HOLDS, Verdict, Violated, first_failure, prefixed
 from reference.effects.alias_db import AliasDB
@@ -35,11 +36,12 @@ def check_wellformed(gm: torch.fx.GraphModule) -> Verdict:
     """Lint, call arity, getitem range and identifier uniqueness over the module tree."""
     modules = list(graph_modules(gm))
     seen = _Seen()
+    origins = placeholder_origins(gm)
     return prefixed("CHK-1: ", first_failure(
         *(partial(_lint, path, module) for path, module in modules),
         *(partial(_call, module, path, node, seen)
           for path, module in modules for node in module.graph.nodes),
-        *(partial(_aliasing, path, module) for path, module in modules),
+        *(partial(_aliasing, path, module, origins) for path, module in modules),
     ))  # fmt: skip
 
 
@@ -52,8 +54,8 @@ def _lint(path: str, module: torch.fx.GraphModule) -> Verdict:
     return HOLDS
 
 
-def _aliasing(path: str, module: torch.fx.GraphModule) -> Verdict:
-    return prefixed(path, check_call_aliasing(module))
+def _aliasing(path: str, module: torch.fx.GraphModule, origins: Mapping[Node, Node]) -> Verdict:
+    return prefixed(path, check_call_aliasing(module, origins))
 
 
 class _Seen:

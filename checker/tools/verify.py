@@ -22,7 +22,16 @@ from checker.io.out_paths import marked
 from checker.io.reports import plural
 from checker.io.supervise import doing
 from checker.io.user_code import shown_name, time_limit
-from checker.proof.report import ACYCLIC, DATAFLOW, NUMBERS, ORDERING, RUNTIME, SHAPES, Report
+from checker.proof.report import (
+    ACYCLIC,
+    DATAFLOW,
+    NUMBERS,
+    ORDERING,
+    RUNTIME,
+    SHAPES,
+    WELL_FORMED,
+    Report,
+)
 from checker.proof.verdict import Holds, Verdict, verdict_name
 from checker.tools.checked_pipeline import PipelineResult, Split, run_pipeline
 from checker.tools.outcomes import region_fates, region_outcomes
@@ -81,6 +90,7 @@ class VerifyReport:
                 "policy": str(r.split.policy),
                 "partitions": list(r.split.partitions),
                 "checks": checks_json(r.split.check),
+                "obligations": r.split.check.to_json()["obligations"],
             }
         return found
 
@@ -100,10 +110,12 @@ def _refused_json(x: Refused) -> dict[str, object]:
 
 
 def checks_json(report: Report) -> dict[str, str]:
-    """The headline checks; `dependencies_preserved` needs dataflow and ordering."""
+    """The headline checks, one per obligation but `dependencies_preserved`, which needs
+    dataflow and ordering: `ok` is false exactly when one of them is not `holds`."""
     both = (report.verdict_of(DATAFLOW), report.verdict_of(ORDERING))
     deps = "holds" if all(isinstance(v, Holds) for v in both) else _worst(both)
     return {
+        "well_formed": verdict_name(report.verdict_of(WELL_FORMED)),
         "acyclic": verdict_name(report.verdict_of(ACYCLIC)),
         "dependencies_preserved": deps,
         "shapes_proven": verdict_name(report.verdict_of(SHAPES)),

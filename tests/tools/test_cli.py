@@ -12,6 +12,9 @@ import pytest
 import torch
 
 from checker.cli import main
+from checker.proof.report import NAMES, Report, obligation
+from checker.proof.verdict import HOLDS, Violated
+from checker.tools.verify import checks_json
 from reference.torch_version import TORCH
 from tests.support.models import Stack
 
@@ -51,7 +54,8 @@ def test_verify_bundled_example_json(tmp_path: Path, capsys: pytest.CaptureFixtu
 SCHEMA = {"$fxoracle", "model", "torch", "device", "nodes", "region_groups", "subgraphs",
           "invoke_calls", "replaced", "refused", "region_outcomes", "checks", "obligations", "ok",
           "timings"}  # fmt: skip
-CHECKS = ("acyclic", "dependencies_preserved", "shapes_proven", "outputs_match", "runs_in_torch")
+CHECKS = ("well_formed", "acyclic", "dependencies_preserved", "shapes_proven", "outputs_match",
+          "runs_in_torch")  # fmt: skip
 from tests.support.paths import CORPUS, EXAMPLES  # noqa: E402
 
 GM_FILE = (
@@ -117,6 +121,16 @@ def test_verify_split_policies(policy: str, capsys: pytest.CaptureFixture[str]) 
     assert code == 0 and report["split"]["policy"] == policy
     assert len(report["split"]["partitions"]) >= 2
     assert report["split"]["checks"] == dict.fromkeys(CHECKS, "holds")
+    assert {o["id"] for o in report["split"]["obligations"]} == set(NAMES)
+
+
+@pytest.mark.parametrize("failing", sorted(NAMES))
+def test_verify_json_checks_name_every_obligation_that_fails(failing: str) -> None:
+    """`checks` is not all `holds` whenever `ok` is false: a split whose CHK-1 was violated
+    reported `ok: false` beside five checks that held."""
+    failed = Violated("the witness")
+    report = Report(tuple(obligation(c, failed if c == failing else HOLDS) for c in NAMES))
+    assert not report.ok and list(checks_json(report).values()).count("violated") == 1
 
 
 def test_verify_bad_split_policy_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
