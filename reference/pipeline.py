@@ -9,8 +9,9 @@
 
 Keying gives every node a key; nodes with equal keys compute the same thing. Expansion grows
 regions from such nodes in lock-step into groups of identical regions. Outlining takes each
-group in turn: plan its subgraph, find the first rule that refuses it, ask the gate hook, build
-the subgraph and replace each region by a call. Ordering sorts the graph once, stably, keeping
+group in turn: plan its subgraph, ask the rules in `Refusal`'s order (the gate hook among them,
+after the whole-group rules) which regions they refuse, build the subgraph and replace each
+region left by a call. Ordering sorts the graph once, stably, keeping
 the extra dependencies that writes, aliases, draws and global-state switches impose.
 
 What each node reads, writes, switches and draws (chapter 09, `reference/effects`) is what steps

@@ -231,10 +231,10 @@ class SizeReport:
     def text(self) -> str:
         (lack_n, lack_f), (rest_n, rest_f) = reach_apart(self.reach.dedup)
         within = "within" if rest_n <= reach.FUNCTIONS_MAX and rest_f <= reach.FILES_MAX else "over"
-        apart = (f"  of which on behalf of what torch lacks (a call with a frame of its modules, "
-                 f"below, on the stack): {lack_n} functions in {lack_f} files; the rest: "
-                 f"{rest_n} in {rest_f}, {within} the limits (the verdicts above judge the "
-                 "whole)")  # fmt: skip
+        apart = (f"  of which only on behalf of what torch lacks (every call with a frame of its "
+                 f"modules, below, on the stack): {lack_n} functions in {lack_f} files; the "
+                 f"rest: {rest_n} in {rest_f}, {within} the limits (a file may hold both; the "
+                 "verdicts above judge the whole)")  # fmt: skip
         lines = [*reach.render(self.reach), apart, "", *render_lines(self.sizes)]
         return "\n".join(lines) + "\n"
 

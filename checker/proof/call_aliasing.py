@@ -97,6 +97,8 @@ def _carried(callee: torch.fx.GraphModule, call: Node) -> dict[Node, Node]:
 def _operands(call: Node, db: AliasDB, origins: Mapping[Node, Node]) -> Verdict:
     seen: dict[StorageClass, Node] = {}
     for operand in _operand_nodes(call):
+        if operand in seen.values():  # a value with storage, passed before
+            return Violated(f"CHK-18: {operand.name} is passed as two operands")
         for cls in sorted(db.classes(operand)):
             other = seen.setdefault(cls, operand)
             one_tuple = _one_tuple(_origin(other, origins), _origin(operand, origins))

@@ -73,17 +73,19 @@ RANDOM_NAMES = frozenset(
         "bernoulli", "bernoulli_", "normal", "normal_", "multinomial", "poisson", "uniform_",
         "exponential_", "cauchy_", "geometric_", "log_normal_", "random_", "dropout",
         "dropout_", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "alpha_dropout_",
-        "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_",
-        "gumbel_softmax", "rrelu_with_noise", "rrelu_with_noise_",
+        "feature_dropout", "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
+        "native_dropout", "rrelu", "rrelu_", "gumbel_softmax", "rrelu_with_noise",
+        "rrelu_with_noise_",
     }
 )  # fmt: skip
 
 
-# Where the draws that can be switched off take `training` (position, default): `F.dropout`'s
-# family and `rrelu` (`torch.dropout` and `torch.rrelu` take it at the same place, as `train` or
-# `training`). With `training` False, or a dropout's `p` 0, ATen returns before it draws.
+# Where the functions whose draw can be switched off take `training` (position, default):
+# `F.dropout`'s family, `torch.dropout`, `torch.feature_dropout`, `torch.native_dropout` and
+# `rrelu` (`train` or `training`); an ATen op's schema says it by name.
 TRAINING: Mapping[str, tuple[int, bool]] = {
-    **dict.fromkeys(("dropout", "dropout_", "dropout1d", "dropout2d", "dropout3d"), (2, True)),
+    **dict.fromkeys(("dropout", "dropout_", "dropout1d", "dropout2d", "dropout3d",
+                     "feature_dropout", "feature_dropout_", "native_dropout"), (2, True)),
     **dict.fromkeys(("alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
                      "feature_alpha_dropout_"), (2, False)),
     **dict.fromkeys(("rrelu", "rrelu_"), (3, False)),
@@ -93,25 +95,36 @@ TRAINING: Mapping[str, tuple[int, bool]] = {
 def draws(node: Node) -> bool:
     """Whether `node` draws from the global random generator (EFF-4): an op tagged
     `nondeterministic_seeded`, a function or method of `RANDOM_NAMES`, or a call of a subgraph
-    one of whose nodes draws; not a call given a constant `training`/`train` of False, nor a
-    dropout of `TRAINING` given a constant `p` of 0."""
+    one of whose nodes draws; not when torch skips the draw (`_skipped`)."""
     if node.op not in ("call_function", "call_method"):
         return False
     if node.target is INVOKE:
         body = _callee(node)
         return body is not None and any(draws(n) for n in body.graph.nodes)
     if isinstance(node.target, torch._ops.OpOverload):
-        names = [a.name for a in node.target._schema.arguments]
-        train = _argument(node, names.index("train"), "train") if "train" in names else None
-        return torch.Tag.nondeterministic_seeded in node.target.tags and train is not False
+        if torch.Tag.nondeterministic_seeded not in node.target.tags:
+            return False
+        name = node.target._schema.name.rsplit("::", 1)[-1]
+        arguments = enumerate(node.target._schema.arguments)
+        where = next(((i, a.default_value) for i, a in arguments if a.name in FLAGS), None)
+        return not _skipped(node, name, where)
     name = node.target if isinstance(node.target, str) else qualified_name(node.target)
     name = name.rsplit(".", 1)[-1]
-    if name not in TRAINING:
-        return name in RANDOM_NAMES
-    position, default = TRAINING[name]
-    training = _argument(node, position, "training", "train", default=default)
-    p = _argument(node, 1, "p") if "dropout" in name else None
-    return training is not False and not (type(p) in (int, float) and p == 0)
+    return name in RANDOM_NAMES and not _skipped(node, name, TRAINING.get(name))
+
+
+FLAGS = ("training", "train")
+
+
+def _skipped(node: Node, name: str, training_at: tuple[int, object] | None) -> bool:
+    """ATen returns before it draws: `training` (at `training_at`: position, default) is a
+    constant False, or a dropout's `p` is a constant 0 (not `native_dropout`'s: it draws)."""
+    if training_at is None:
+        return False
+    position, default = training_at
+    training = _argument(node, position, *FLAGS, default=default)
+    p = _argument(node, 1, "p") if "dropout" in name and name != "native_dropout" else None
+    return training is False or (type(p) in (int, float) and p == 0)
 
 
 def _argument(node: Node, position: int, *keywords: str, default: object = None) -> object:

@@ -1,9 +1,9 @@
 """The pass over one region group (spec chapter 03, RPL): `outline_group` plans the subgraph
-(`plan`), asks the rules in `Refusal`'s order (`legality`'s, the gate hook's, RPL-25's `cycle`),
-installs the subgraph and replaces each accepted region by a call (`replace_region`, RPL-12).
-It answers with a frozen `GroupOutcome`; `DedupResult.of` joins them. `reference.pipeline` sets
-up the `Outlining` (the policy is read there, nowhere below), runs every group and sorts the
-graph after.
+(`plan`), asks the rules in `Refusal`'s order (`legality`'s whole-group rules, the gate hook,
+`legality`'s region rules, RPL-25's `cycle`), installs the subgraph and replaces each accepted
+region by a call (`replace_region`, RPL-12). It answers with a frozen `GroupOutcome`;
+`DedupResult.of` joins them. `reference.pipeline` sets up the `Outlining` (the policy is read
+there, nowhere below), runs every group and sorts the graph after.
 
 `replace_region` appends the call and its getitems, re-points every external use, erases the
 region and the dead nodes reading it (RPL-27), moves the erased nodes' ordering dependencies

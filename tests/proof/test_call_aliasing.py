@@ -29,7 +29,7 @@ def _body(view: bool) -> torch.fx.GraphModule:
 
 def _caller(operands: str, view: bool) -> torch.fx.GraphModule:
     """`invoke_subgraph(body, 's', p, q)` where (p, q) are two inputs, one input twice through a
-    view, a computed value and a view of it, or two elements of one split."""
+    view, one input twice, a computed value and a view of it, or two elements of one split."""
     g = torch.fx.Graph()
     x, y = g.placeholder("x"), g.placeholder("y")
     x.meta["example_value"], y.meta["example_value"] = torch.zeros(8), torch.zeros(4)
@@ -37,6 +37,8 @@ def _caller(operands: str, view: bool) -> torch.fx.GraphModule:
     if operands == "view":
         p, q = x, g.call_method("view", (x, -1))
         q.meta["example_value"] = x.meta["example_value"].view(-1)
+    elif operands == "twice":
+        p = q = x
     elif operands == "computed view":
         p = g.call_function(torch.sin, (x,))
         q = g.call_method("view", (p, -1))
@@ -65,6 +67,8 @@ def test_chk18_operands_sharing_storage_are_violated_unless_one_tuple_s() -> Non
     )
     assert isinstance(check_wellformed(_caller("split", view=False)), Holds)
     assert isinstance(check_wellformed(_caller("distinct", view=False)), Holds)
+    twice = check_wellformed(_caller("twice", view=False))  # torch's runtime assumes no aliasing
+    assert isinstance(twice, Violated) and "CHK-18: x is passed as two operands" in twice.witness
 
 
 @pytest.mark.spec("CHK-18", "EFF-2")

@@ -169,7 +169,7 @@ def test_eff3_switches_and_eff4_draws() -> None:
 
 F = torch.nn.functional
 # (function, args after the input, kwargs): calls that may or may not draw, as models write them
-Call = tuple[Callable[..., torch.Tensor], tuple[Argument, ...], dict[str, Argument]]
+Call = tuple[Callable[..., object], tuple[Argument, ...], dict[str, Argument]]
 SWITCHED_DRAWS: list[Call] = [
     (F.dropout, (0.5, False), {}), (F.dropout, (0.0, True), {}), (F.dropout, (0.5, True), {}),
     (F.dropout, (), {}), (F.dropout, (), {"p": 0.0}), (F.dropout, (0.1,), {"training": False}),
@@ -180,6 +180,13 @@ SWITCHED_DRAWS: list[Call] = [
     (torch.ops.aten.native_dropout.default, (0.5, False), {}),
     (torch.ops.aten.native_dropout.default, (0.5, True), {}),
     (torch.ops.aten.native_dropout.default, (0.0, True), {}),  # ATen's fused form draws at 0
+    (torch.feature_dropout, (0.5, True), {}), (torch.feature_dropout, (0.5, False), {}),
+    (torch.feature_dropout, (0.0, True), {}), (torch.native_dropout, (0.5, False), {}),
+    (torch.ops.aten.dropout.default, (0.0, True), {}),
+    (torch.ops.aten.dropout.default, (0.5, True), {}),
+    (torch.ops.aten.rrelu.default, (0.125, 0.3, False), {}),
+    (torch.ops.aten.rrelu.default, (0.125, 0.3, True), {}), (torch.ops.aten.rrelu.default, (), {}),
+    (torch.ops.aten.rrelu.default, (), {"training": True}),
 ]  # fmt: skip
 
 

@@ -104,8 +104,9 @@ class DiffBar(Bar):
     """The diff's `Progress`: models diffed, the model just done and its own outcome (`agree`,
     `diverge`, or `fail`: a side is blamed or fxoracle failed), then the running totals: `so far
     diverge=` (models that do not agree: a difference other than a free choice, DIF-24) and
-    `fail=` (the exit status's count). With several workers models finish out of order, so each
-    line says its own model's outcome apart from the totals."""
+    `fail=` (those of them that fail, whatever `--fail-on` makes of them). With several workers
+    models finish out of order, so each line says its own model's outcome apart from the
+    totals."""
 
     def __init__(self, out: TextIO | None = None, enabled: bool | None = None) -> None:
         super().__init__("diff", out, enabled, leave=False)
