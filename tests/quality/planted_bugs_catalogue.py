@@ -198,7 +198,7 @@ PLANTS = [
     plant("mutation after its reader", OUTSIDE, mutation_after_reader, "CHK-4", "CHK-6"),
     plant("cycle through extra deps", OUTSIDE, deps_cycle, "CHK-2"),
     plant("data cycle", LOOP, data_cycle, "CHK-2", "CHK-1", "CHK-6"),
-    plant("dropped input", D03, drop_input, "CHK-3", "CHK-5", "CHK-6"),
+    plant("dropped input", D03, drop_input, "CHK-3", "CHK-1", "CHK-5", "CHK-6"),  # x passed twice
     plant("swapped partitions", MLP, swap_partitions, "CHK-1", "CHK-6"),
     plant("swapped module operands", MLP, swap_module_operands, "CHK-3", "CHK-5", "CHK-6"),
     plant("constant in a partition", "split:own_dynamic.py", split_constant, "CHK-3", "CHK-6"),
