@@ -24,6 +24,7 @@ import torch
 
 from checker.bench import reach
 from checker.bench.lines import definitions, file_lines
+from checker.io.out_paths import marked
 from reference.errors import FxOracleError
 from reference.torch_version import TORCH, release
 
@@ -244,7 +245,7 @@ class SizeReport:
         apart = {"lacks": {"functions": lack_n, "files": lack_f},
                  "rest": {"functions": rest_n, "files": rest_f, "by_file": rest}}  # fmt: skip
         found = reach.to_json(self.reach) | {"deduplicate_apart": apart}
-        return {"reach": found, "lines": lines_json(self.sizes)}
+        return marked("bench", {"reach": found, "lines": lines_json(self.sizes)})
 
 
 def reach_apart(r: reach.Reach) -> tuple[tuple[int, int], ...]:

@@ -133,6 +133,8 @@ def test_chk21_bench_size_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
     text = capsys.readouterr().out
     assert "deduplicate reaches <= 60 functions" in text and "split_module" in text
     data = json.loads(out.read_text())
+    assert next(iter(data)) == "$fxoracle" and data["$fxoracle"] == "bench"  # FIL-18
+    assert main(["bench", "--size", "--json", str(out)]) == 0  # its own report is replaced
     reach = data["reach"]
     assert [r["name"] for r in reach["runs"]] == ["track_graph", "deduplicate",
                                                    "track_graph + deduplicate"]  # fmt: skip
